@@ -1,0 +1,10 @@
+/**
+ * The fw barrel (not published): re-exports the three members so that examples and tests inside
+ * this repository can import everything from one place. Users import the members themselves.
+ *
+ * @module
+ */
+
+export * as runtime from "@fw/runtime";
+export * as application from "@fw/application";
+export * as events from "@fw/events";
