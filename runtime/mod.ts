@@ -3,6 +3,8 @@
  *
  * - The schema vocabulary of spec 2.2 (`Uuid`, `Email`, `Int`, `Min`, `Optional`, `ArrayOf`,
  *   `schema`...), with `String`, `Number` and `Boolean` (the global constructors) as primitives.
+ * - Time as a dependency (`Clock`, `systemClock`, `ManualClock` for tests).
+ * - A minimal metrics interface (`Meter`, `MemoryMeter`, `noopMeter`).
  *
  * @example A schema and its static type
  * ```ts
@@ -17,6 +19,17 @@
  * @module
  */
 
+export { type Clock, ManualClock, systemClock, type TimerHandle } from "./clock.ts";
+export {
+  type Counter,
+  type Histogram,
+  type InstrumentOptions,
+  type Measurement,
+  MemoryMeter,
+  type Meter,
+  type MetricAttributes,
+  noopMeter,
+} from "./metrics.ts";
 export {
   ArrayOf,
   DateIso,
