@@ -139,8 +139,11 @@ export interface EndpointDefinition<P = unknown, Q = unknown, B = unknown, R = u
 /** A value or a promise of it. */
 export type MaybePromise<T> = T | Promise<T>;
 
-/** What a standard handler may return when `.returns()` declared type `R` (loosely checked). */
-export type HandlerResult<R> = R | HttpResponse | Response | undefined | void;
+/**
+ * What a standard handler may return when the declared responses have type `R`: a value of that
+ * type, or a string, `null`, `undefined`, an `HttpResponse` or a `Response` (loosely checked).
+ */
+export type HandlerResult<R> = R | string | null | HttpResponse | Response | undefined | void;
 
 /** True when `T` is the type of a `Stream()` schema. */
 export type IsStream<T> = unknown extends T ? false : [T] extends [AsyncIterable<unknown>] ? true
@@ -167,13 +170,16 @@ export type ContextFor<P, Q, B, R> = IsStream<B> extends true
   : EndpointContext<P, Q, B>;
 
 /** The return type of a handler for the given body and returns types. */
-export type ResultFor<R> = IsStream<R> extends true ? MaybePromise<void>
-  : MaybePromise<HandlerResult<R>>;
+export type ResultFor<R, X = never> = IsStream<R> extends true ? MaybePromise<void>
+  : MaybePromise<HandlerResult<R | X>>;
 
-/** The handler `.handle()` accepts: `(ctx)`, or `(deps, ctx)` after `.inject()`. */
-export type EndpointHandler<P, Q, B, R, D extends ProviderMap | undefined> = D extends ProviderMap
-  ? (deps: Resolved<D>, ctx: ContextFor<P, Q, B, R>) => ResultFor<R>
-  : (ctx: ContextFor<P, Q, B, R>) => ResultFor<R>;
+/**
+ * The handler `.handle()` accepts: `(ctx)`, or `(deps, ctx)` after `.inject()`. `X` holds the
+ * types of the additional `.response()` bodies, which the handler may also return.
+ */
+export type EndpointHandler<P, Q, B, R, D extends ProviderMap | undefined, X = never> = D extends
+  ProviderMap ? (deps: Resolved<D>, ctx: ContextFor<P, Q, B, R>) => ResultFor<R, X>
+  : (ctx: ContextFor<P, Q, B, R>) => ResultFor<R, X>;
 
 /** The handler of `endpoint(fn)` (simple mode). */
 export type SimpleHandler = (ctx: EndpointContext) => MaybePromise<unknown>;
@@ -182,7 +188,8 @@ export type SimpleHandler = (ctx: EndpointContext) => MaybePromise<unknown>;
  * The builder returned by `endpoint()`. Every method returns a new builder (builders can be
  * shared and extended); `.handle()` finishes the definition and must come last.
  *
- * Type parameters: `P` params, `Q` query, `B` body, `R` primary response, `D` injected providers.
+ * Type parameters: `P` params, `Q` query, `B` body, `R` primary response, `D` injected providers,
+ * `X` the bodies of additional `.response()` entries.
  */
 export interface EndpointBuilder<
   P = RawParams,
@@ -190,41 +197,46 @@ export interface EndpointBuilder<
   B = unknown,
   R = unknown,
   D extends ProviderMap | undefined = undefined,
+  X = never,
 > {
   /** Validates (and coerces) path parameters; `ctx.params` becomes typed. */
-  params<S extends FlatSchema>(schema: S): EndpointBuilder<InferSchema<S>, Q, B, R, D>;
+  params<S extends FlatSchema>(schema: S): EndpointBuilder<InferSchema<S>, Q, B, R, D, X>;
   /** Validates (and coerces) the query string; `ctx.queryParams()` becomes typed. */
-  query<S extends FlatSchema>(schema: S): EndpointBuilder<P, InferSchema<S>, B, R, D>;
+  query<S extends FlatSchema>(schema: S): EndpointBuilder<P, InferSchema<S>, B, R, D, X>;
   /** Validates the JSON body (`Stream(T)` for a client stream); `await ctx.body()` becomes typed. */
-  body<S extends SchemaLike>(schema: S): EndpointBuilder<P, Q, InferSchema<S>, R, D>;
+  body<S extends SchemaLike>(schema: S): EndpointBuilder<P, Q, InferSchema<S>, R, D, X>;
   /** Declares the primary response with a status and an optional body schema. */
   returns<S extends SchemaLike = SchemaLike>(
     status: number,
     description?: string,
     schema?: S,
-  ): EndpointBuilder<P, Q, B, SchemaLike extends S ? unknown : InferSchema<S>, D>;
+  ): EndpointBuilder<P, Q, B, SchemaLike extends S ? unknown : InferSchema<S>, D, X>;
   /** Declares the primary response with status 200 (`Stream(T)` for a server stream). */
-  returns<S extends SchemaLike>(schema: S): EndpointBuilder<P, Q, B, InferSchema<S>, D>;
+  returns<S extends SchemaLike>(schema: S): EndpointBuilder<P, Q, B, InferSchema<S>, D, X>;
   /** Documents an additional response (and validates it outside production). */
-  response(
+  response<S extends SchemaLike = SchemaLike>(
+    status: number,
+    description: string,
+    schema?: S,
+  ): EndpointBuilder<P, Q, B, R, D, X | (SchemaLike extends S ? never : InferSchema<S>)>;
+  /** Documents framework error codes (`"NotFound"`, `"Conflict"`...); metadata only. */
+  mayThrow(...codes: ErrorCode[]): EndpointBuilder<P, Q, B, R, D, X>;
+  /** Documents a custom error response; metadata only. */
+  throws(
     status: number,
     description: string,
     schema?: SchemaLike,
-  ): EndpointBuilder<P, Q, B, R, D>;
-  /** Documents framework error codes (`"NotFound"`, `"Conflict"`...); metadata only. */
-  mayThrow(...codes: ErrorCode[]): EndpointBuilder<P, Q, B, R, D>;
-  /** Documents a custom error response; metadata only. */
-  throws(status: number, description: string, schema?: SchemaLike): EndpointBuilder<P, Q, B, R, D>;
+  ): EndpointBuilder<P, Q, B, R, D, X>;
   /** Sets the OpenAPI operation description. */
-  description(text: string): EndpointBuilder<P, Q, B, R, D>;
+  description(text: string): EndpointBuilder<P, Q, B, R, D, X>;
   /** Enables CORS for this route. */
-  cors(options?: CorsOptions): EndpointBuilder<P, Q, B, R, D>;
+  cors(options?: CorsOptions): EndpointBuilder<P, Q, B, R, D, X>;
   /** Limits requests per window for this route. */
-  rateLimit(options: RateLimitOptions): EndpointBuilder<P, Q, B, R, D>;
+  rateLimit(options: RateLimitOptions): EndpointBuilder<P, Q, B, R, D, X>;
   /** Requires authentication, and the given scopes/roles or guard. */
-  secure(optionsOrGuard?: SecureOptions | Guard): EndpointBuilder<P, Q, B, R, D>;
+  secure(optionsOrGuard?: SecureOptions | Guard): EndpointBuilder<P, Q, B, R, D, X>;
   /** Injects providers, resolved per request; the handler becomes `(deps, ctx)`. */
-  inject<N extends ProviderMap>(providers: N): EndpointBuilder<P, Q, B, R, N>;
+  inject<N extends ProviderMap>(providers: N): EndpointBuilder<P, Q, B, R, N, X>;
   /** Finishes the definition with its handler. */
-  handle(handler: EndpointHandler<P, Q, B, R, D>): EndpointDefinition<P, Q, B, R>;
+  handle(handler: EndpointHandler<P, Q, B, R, D, X>): EndpointDefinition<P, Q, B, R>;
 }
