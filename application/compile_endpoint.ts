@@ -256,14 +256,21 @@ class CompiledEndpoint {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { compileEndpoint, endpoint, Int } from "@fw/application";
- * import { testAppContext } from "@fw/application/testing";
+ * import { type AppContext, Container, createLogger } from "@fw/runtime";
+ * import { endpoint, Int } from "@fw/application";
+ * import { compileEndpoint } from "./compile_endpoint.ts";
  *
+ * // The members of the application context that compileEndpoint reads.
+ * const app = {
+ *   production: false,
+ *   logger: createLogger({ level: "silent" }),
+ *   container: new Container(),
+ *   http: { maxBodyBytes: 1024 * 1024, trustProxy: false },
+ * } as AppContext;
  * const def = endpoint().params({ id: Int }).handle((ctx) => ({ id: ctx.params.id }));
- * const handler = compileEndpoint(def, { method: "GET", route: "/users/:id", app: testAppContext() });
- * const res = await handler(new Request("http://localhost/users/7"), { id: "7" }, {
- *   server: { hostname: "localhost", port: 0, url: "http://localhost/" },
- * });
+ * const handler = compileEndpoint(def, { method: "GET", route: "/users/:id", app });
+ * const server = { hostname: "localhost", port: 0, url: "http://localhost/" };
+ * const res = await handler(new Request("http://localhost/users/7"), { id: "7" }, { server });
  * assert.deepEqual(await res.json(), { id: 7 });
  * ```
  */

@@ -201,6 +201,7 @@ Deno.test("compileEndpoint() answers other throws with a generic 500 and logs th
   const secret = new Error("db password is hunter2");
   const res = await call(
     endpoint(async () => {
+      await Promise.resolve();
       throw secret;
     }),
     "/boom",
@@ -239,9 +240,12 @@ Deno.test("compileEndpoint() rejects stream endpoints at warmup, naming the rout
 
 Deno.test("compileEndpoint() rejects a value that is not an endpoint", () => {
   assert.throws(
-    // deno-lint-ignore no-explicit-any
     () =>
-      compileEndpoint({ kind: "nope" } as any, { method: "GET", route: "/x", app: testApp().app }),
+      compileEndpoint({ kind: "nope" } as never, {
+        method: "GET",
+        route: "/x",
+        app: testApp().app,
+      }),
     {
       name: "TypeError",
       message: 'Cannot compile route "GET /x": expected an endpoint() definition',

@@ -59,7 +59,7 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseAccept } from "@fw/application";
+ * import { parseAccept } from "@fw/application/content-negotiation";
  * assert.deepEqual(parseAccept("text/html;q=0.5, application/json"), [
  *   { type: "text", subtype: "html", q: 0.5 },
  *   { type: "application", subtype: "json", q: 1 },
@@ -105,7 +105,7 @@ function specificity(entry: AcceptEntry, type: string, subtype: string): number 
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { negotiate } from "@fw/application";
+ * import { negotiate } from "@fw/application/content-negotiation";
  * assert.equal(negotiate(null)?.format, "json");
  * assert.equal(negotiate("text/html;q=0.4, application/xml;q=0.9")?.contentType,
  *   "application/xml; charset=utf-8");

@@ -83,7 +83,17 @@ export {
   Url,
   Uuid,
 } from "@fw/runtime";
-export type { InferSchema } from "@fw/runtime";
+export type {
+  AuthUser,
+  InferSchema,
+  ProviderMap,
+  Resolved,
+  Schema,
+  SchemaLike,
+  SchemaNode,
+  SchemaShape,
+  ServerInfo,
+} from "@fw/runtime";
 export {
   BadGatewayException,
   BadRequestException,

@@ -62,7 +62,8 @@ function jsonOf(text: string): { ok: boolean; value?: unknown } {
  * ```ts
  * import assert from "node:assert/strict";
  * import { createLogger, Int, MemorySink } from "@fw/runtime";
- * import { endpoint, responseCheck } from "@fw/application";
+ * import { endpoint } from "@fw/application";
+ * import { responseCheck } from "./response_validation.ts";
  *
  * const sink = new MemorySink();
  * const def = endpoint().returns({ id: Int }).handle(() => ({ id: 1 }));
