@@ -2,8 +2,8 @@
  * Reading a JSON request body safely (DECISIONS.md "HTTP behaviour"):
  *
  * - a `Content-Type` other than `application/json` (or `application/*+json`) -> 415;
- * - a `Content-Length` over the limit -> 413 before anything is read; a body without a length is
- *   counted while it streams and cut off at the limit -> 413;
+ * - a `Content-Length` over the limit (or not a number) -> 413 before anything is read; a body
+ *   without a length is counted while it streams and cut off at the limit -> 413;
  * - malformed JSON -> 400 in the validation shape with field `body`;
  * - nesting deeper than {@linkcode MAX_BODY_DEPTH} -> 400;
  * - `__proto__` and `constructor` keys are removed at every level, so the parsed value can never
@@ -37,6 +37,10 @@ export function isJsonContentType(contentType: string | null): boolean {
   const media = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
   return media === "application/json" ||
     (media.startsWith("application/") && media.endsWith("+json"));
+}
+
+async function discard(req: Request): Promise<void> {
+  if (!req.bodyUsed && req.body !== null) await req.body.cancel().catch(() => {});
 }
 
 function tooLarge(maxBytes: number): PayloadTooLargeException {
@@ -121,23 +125,32 @@ function invalid(message: string): ValidationException {
  * ```
  */
 export async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
-  const body = req.body;
-  const length = req.headers.get("content-length");
-  if (body === null || length === "0") return undefined;
-  const contentType = req.headers.get("content-type");
+  const headers = req.headers;
+  const length = headers.get("content-length");
+  // Only touch `req.body` when there is no Content-Length: creating the stream costs time.
+  if (length === "0" || (length === null && req.body === null)) return undefined;
+  const contentType = headers.get("content-type");
   if (!isJsonContentType(contentType)) {
-    await body.cancel().catch(() => {});
+    await discard(req);
     throw new UnsupportedMediaTypeException(
       contentType === null
         ? "Missing Content-Type: expected application/json"
         : `Unsupported Content-Type "${contentType}": expected application/json`,
     );
   }
-  if (length !== null && Number(length) > maxBytes) {
-    await body.cancel().catch(() => {});
-    throw tooLarge(maxBytes);
+  let text: string;
+  if (length !== null) {
+    if (!(Number(length) <= maxBytes)) {
+      await discard(req);
+      throw tooLarge(maxBytes);
+    }
+    // The server frames the body by Content-Length, so it cannot be longer than announced; the
+    // length check below still guards a hand-made Request whose header understates its body.
+    text = await req.text();
+    if (text.length > maxBytes) throw tooLarge(maxBytes);
+  } else {
+    text = await readText(req.body!, maxBytes);
   }
-  const text = await readText(body, maxBytes);
   if (text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === "")) return undefined;
   let value: unknown;
   try {

@@ -53,7 +53,7 @@ type AnyHandler = (...args: unknown[]) => unknown;
 const JSON_HEADERS: HeadersInit = { "content-type": "application/json; charset=utf-8" };
 const TEXT_HEADERS: HeadersInit = { "content-type": "text/plain; charset=utf-8" };
 const MEDIA_HEADERS = new Map<MediaType, HeadersInit>(
-  MEDIA_TYPES.map((m) => [m, { "content-type": m.contentType, vary: "Accept" }]),
+  MEDIA_TYPES.map((m) => [m, { "content-type": m.contentType }]),
 );
 const BODY_REQUIRED: ValidationIssue[] = [{ field: "body", message: "body is required" }];
 const SUPPORTED = MEDIA_TYPES.map((m) => m.type).join(", ");
@@ -121,8 +121,10 @@ class CompiledEndpoint {
         if (!r.ok) return invalid(r.errors);
         ctx._query = r.value as Record<string, string>;
       }
-      if (this.#negotiateEarly && negotiate(req.headers.get("accept")) === undefined) {
-        return this.#notAcceptable(req);
+      if (this.#negotiateEarly) {
+        const media = negotiate(req.headers.get("accept"));
+        if (media === undefined) return this.#notAcceptable(req);
+        ctx._media = media;
       }
       if (this.#body !== undefined || this.#inject !== undefined) return this.#runAsync(ctx);
       const result = this.#handler(ctx);
@@ -204,7 +206,7 @@ class CompiledEndpoint {
     if (result === undefined) return new Response(null, { status: status === 200 ? 204 : status });
     if (result instanceof HttpResponse) return result.toResponse();
     if (result instanceof Response) return result;
-    const media = negotiate(ctx.req.headers.get("accept"));
+    const media = ctx._media ?? negotiate(ctx.req.headers.get("accept"));
     if (media === undefined) return this.#notAcceptable(ctx.req);
     const body = serialize(result, media.format);
     return new Response(nullBody(status) ? null : body, {

@@ -11,6 +11,7 @@
 
 import type { AppContext, RequestInfo, ServerInfo } from "@fw/runtime";
 import { readJsonBody } from "./body.ts";
+import type { MediaType } from "./content_negotiation.ts";
 
 /** Path parameters of a route without a `.params()` schema (already percent-decoded). */
 export type RawParams = Record<string, string>;
@@ -90,6 +91,8 @@ export class RequestContext<P = RawParams, Q = RawQuery, B = unknown>
   _bodyValue: B | undefined = undefined;
   /** True once `_bodyValue` holds the validated body. */
   _bodyReady = false;
+  /** The negotiated response type, when it was chosen before the handler ran. */
+  _media: MediaType | undefined = undefined;
   #body: Promise<B> | undefined = undefined;
   #info: RequestInfo;
   #shared: ContextShared;
