@@ -1,12 +1,16 @@
 import assert from "node:assert/strict";
 import {
+  BadRequestException,
   ConflictException,
   Container,
+  ForbiddenException,
+  HttpException,
   Int,
   NotFoundException,
   provider,
   Stream,
   UnauthorizedException,
+  ValidationException,
 } from "@fw/runtime";
 import { compileEndpoint } from "./compile_endpoint.ts";
 import { endpoint } from "./endpoint.ts";
@@ -175,6 +179,8 @@ Deno.test("compileEndpoint() maps thrown HttpExceptions to their status and erro
     [new NotFoundException('User "7" not found'), 404, "Not Found"],
     [new ConflictException("Email taken"), 409, "Conflict"],
     [new UnauthorizedException(), 401, "Unauthorized"],
+    [new BadRequestException("Bad sort key"), 400, "Bad Request"],
+    [new ForbiddenException("Admins only"), 403, "Forbidden"],
   ];
   for (const [error, status, phrase] of cases) {
     const { app, sink } = testApp();
@@ -321,4 +327,31 @@ Deno.test("compileEndpoint() sends json() with its status regardless of Accept",
   assert.equal(res.status, 201);
   assert.equal(res.headers.get("content-type"), "application/json; charset=utf-8");
   assert.deepEqual(await res.json(), { a: 1 });
+});
+
+Deno.test("compileEndpoint() sends the headers of a thrown HttpException", async () => {
+  const def = endpoint(() => {
+    throw new HttpException(429, "Slow down", { headers: { "retry-after": "5" } });
+  });
+  const res = await call(def, "/");
+  assert.equal(res.status, 429);
+  assert.equal(res.headers.get("retry-after"), "5");
+  assert.equal(res.headers.get("content-type"), "application/json; charset=utf-8");
+  assert.deepEqual(await res.json(), {
+    statusCode: 429,
+    message: "Slow down",
+    error: "Too Many Requests",
+  });
+});
+
+Deno.test("compileEndpoint() sends a thrown ValidationException in the validation shape", async () => {
+  const issue = { field: "body.email", message: "body.email is already taken" };
+  const res = await call(
+    endpoint(() => {
+      throw new ValidationException([issue]);
+    }),
+    "/",
+  );
+  assert.equal(res.status, 400);
+  assert.deepEqual(await res.json(), { message: issue.message, errors: [issue] });
 });
