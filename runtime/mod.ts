@@ -3,6 +3,12 @@
  *
  * - The schema vocabulary of spec 2.2 (`Uuid`, `Email`, `Int`, `Min`, `Optional`, `ArrayOf`,
  *   `schema`...), with `String`, `Number` and `Boolean` (the global constructors) as primitives.
+ * - Exceptions (`HttpException` and its subclasses, `ValidationException`, `toErrorResponse`) and
+ *   the error-code catalogue (`ERROR_CODES`, `statusText`).
+ * - The async context (`runInContext`, `useContext`, `tryContext`) and dependency injection
+ *   (`provider`, `Container`, `Scope`).
+ * - A structured logger (`createLogger`, `consoleSink`, `MemorySink`).
+ * - The plugin interface applications are composed from (`Plugin`, `AppContext`).
  * - Time as a dependency (`Clock`, `systemClock`, `ManualClock` for tests).
  * - A minimal metrics interface (`Meter`, `MemoryMeter`, `noopMeter`).
  *
@@ -20,6 +26,73 @@
  */
 
 export { type Clock, ManualClock, systemClock, type TimerHandle } from "./clock.ts";
+export { type AuthUser, runInContext, tryContext, useContext } from "./context.ts";
+export {
+  Container,
+  isProvider,
+  type Lifetime,
+  type Provider,
+  provider,
+  type ProviderImpl,
+  type ProviderMap,
+  type ProviderOptions,
+  type Resolved,
+  Scope,
+  type ScopeState,
+} from "./di.ts";
+export { ERROR_CODES, type ErrorCode, isErrorCode, statusText } from "./error_codes.ts";
+export {
+  BadGatewayException,
+  BadRequestException,
+  ConflictException,
+  type ErrorBody,
+  type ErrorResponseParts,
+  ForbiddenException,
+  GatewayTimeoutException,
+  GoneException,
+  HttpException,
+  type HttpExceptionClass,
+  type HttpExceptionOptions,
+  InternalServerErrorException,
+  MethodNotAllowedException,
+  NotAcceptableException,
+  NotFoundException,
+  NotImplementedException,
+  PayloadTooLargeException,
+  PreconditionFailedException,
+  RequestTimeoutException,
+  ServiceUnavailableException,
+  toErrorResponse,
+  TooManyRequestsException,
+  UnauthorizedException,
+  UnprocessableEntityException,
+  UnsupportedMediaTypeException,
+  type ValidationErrorBody,
+  ValidationException,
+  type ValidationIssue,
+} from "./exceptions.ts";
+export {
+  consoleSink,
+  type ConsoleSinkOptions,
+  createLogger,
+  formatLogLine,
+  type Logger,
+  type LoggerOptions,
+  type LogLevel,
+  type LogRecord,
+  type LogSink,
+  MemorySink,
+} from "./logger.ts";
+export type {
+  AppContext,
+  HttpSettings,
+  Middleware,
+  Plugin,
+  RequestInfo,
+  RouteHandler,
+  RouteRegistration,
+  ServerInfo,
+} from "./plugin.ts";
 export {
   type Counter,
   type Histogram,

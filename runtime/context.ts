@@ -1,0 +1,95 @@
+/**
+ * The async context: values that follow a request or an event invocation through every `await`,
+ * timer and callback, without being passed around. Built on `AsyncLocalStorage`.
+ *
+ * By convention HTTP requests carry `traceId` (and `user` when `oauth()` verified a token); event
+ * invocations carry the fields of `EventContext`.
+ *
+ * @module
+ */
+
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/** The verified identity `oauth()` puts in the context as `user`. */
+export interface AuthUser {
+  /** Subject (`sub` claim). */
+  sub?: string;
+  /** Email address (`email` claim). */
+  email?: string;
+  /** Authorised party (`azp` claim). */
+  azp?: string;
+  /** OAuth client id (`client_id` claim). */
+  client_id?: string;
+  /** Scopes from `scope` (space separated) or `scp`. */
+  scopes: string[];
+  /** Roles from the `roles` claim. */
+  roles: string[];
+  /** Every claim of the token. */
+  claims: Record<string, unknown>;
+}
+
+const storage = new AsyncLocalStorage<Record<string, unknown>>();
+
+/**
+ * Runs `fn` with `values` in the async context. Inside a scope, a nested `runInContext` sees the
+ * outer values and overrides only its own keys; the outer scope is never changed.
+ *
+ * @param values The values of this scope.
+ * @param fn The function to run.
+ * @returns What `fn` returns.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runInContext, useContext } from "@fw/runtime";
+ * await runInContext({ traceId: "t1", tenant: "a" }, async () => {
+ *   await runInContext({ tenant: "b" }, async () => {
+ *     await Promise.resolve();
+ *     assert.deepEqual(useContext(), { traceId: "t1", tenant: "b" });
+ *   });
+ *   assert.equal(useContext<{ tenant: string }>().tenant, "a");
+ * });
+ * ```
+ */
+export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R {
+  const parent = storage.getStore();
+  return storage.run(parent ? { ...parent, ...values } : values, fn);
+}
+
+/**
+ * The values of the current scope.
+ *
+ * @returns The context object (treat it as read-only).
+ * @throws {Error} When called outside `runInContext()`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runInContext, useContext } from "@fw/runtime";
+ * runInContext({ traceId: "abc" }, () => assert.equal(useContext<{ traceId: string }>().traceId, "abc"));
+ * assert.throws(() => useContext(), /outside runInContext/);
+ * ```
+ */
+export function useContext<T extends object = Record<string, unknown>>(): T {
+  const store = storage.getStore();
+  if (!store) {
+    throw new Error("useContext() called outside runInContext(): no async context is active");
+  }
+  return store as T;
+}
+
+/**
+ * The values of the current scope, or `undefined` outside any.
+ *
+ * @returns The context object or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { tryContext } from "@fw/runtime";
+ * assert.equal(tryContext(), undefined);
+ * ```
+ */
+export function tryContext<T extends object = Record<string, unknown>>(): T | undefined {
+  return storage.getStore() as T | undefined;
+}

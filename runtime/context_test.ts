@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { runInContext, tryContext, useContext } from "./context.ts";
+
+Deno.test("useContext() sees the values across await and timers", async () => {
+  await runInContext({ traceId: "t-1" }, async () => {
+    await new Promise((r) => setTimeout(r, 1));
+    await Promise.resolve();
+    assert.equal(useContext<{ traceId: string }>().traceId, "t-1");
+  });
+});
+
+Deno.test("runInContext() nested scopes inherit and override without changing the parent", async () => {
+  await runInContext({ traceId: "outer", user: "ada" }, async () => {
+    await runInContext({ traceId: "inner" }, async () => {
+      await Promise.resolve();
+      assert.deepEqual(useContext(), { traceId: "inner", user: "ada" });
+    });
+    assert.deepEqual(useContext(), { traceId: "outer", user: "ada" });
+  });
+});
+
+Deno.test("runInContext() keeps concurrent scopes isolated", async () => {
+  const seen = await Promise.all(
+    ["a", "b", "c"].map((id, i) =>
+      runInContext({ id }, async () => {
+        await new Promise((r) => setTimeout(r, 3 - i));
+        return useContext<{ id: string }>().id;
+      })
+    ),
+  );
+  assert.deepEqual(seen, ["a", "b", "c"]);
+});
+
+Deno.test("useContext() throws and tryContext() returns undefined outside a scope", () => {
+  assert.equal(tryContext(), undefined);
+  assert.throws(() => useContext(), /useContext\(\) called outside runInContext\(\)/);
+  assert.equal(runInContext({ x: 1 }, () => tryContext<{ x: number }>()?.x), 1);
+});
+
+Deno.test("runInContext() returns the function's result, sync or async", async () => {
+  assert.equal(runInContext({}, () => 5), 5);
+  assert.equal(await runInContext({}, () => Promise.resolve(6)), 6);
+});

@@ -1,0 +1,116 @@
+/**
+ * The plugin interface an application is composed from. `@fw/application` implements the host;
+ * `@fw/application` (`http()`, `api()`, `telemetry()`, `oauth()`) and `@fw/events` (`events()`)
+ * provide plugins. It lives in the runtime so that the events member can provide a plugin without
+ * depending on the application member.
+ *
+ * Phases run for every plugin in `use()` order: all `setup`, then all `warmup`, then all `start`;
+ * `stop` runs in reverse order and drains in-flight work.
+ *
+ * @module
+ */
+
+import type { Clock } from "./clock.ts";
+import type { Container } from "./di.ts";
+import type { Logger } from "./logger.ts";
+import type { Meter } from "./metrics.ts";
+
+/** Address of the running HTTP server (under `app.fetch`: hostname `localhost`, port 0). */
+export interface ServerInfo {
+  /** Host name or address the server is bound to. */
+  readonly hostname: string;
+  /** Bound port. */
+  readonly port: number;
+  /** Base URL, for example `http://127.0.0.1:8000`. */
+  readonly url: string;
+}
+
+/** Per-request connection facts handed to route handlers. */
+export interface RequestInfo {
+  /** The peer's address, when known. */
+  readonly remoteAddr?: { readonly hostname: string; readonly port: number };
+  /** The server that received the request. */
+  readonly server: ServerInfo;
+}
+
+/** Handles one matched request; `params` are already percent-decoded. */
+export type RouteHandler = (
+  req: Request,
+  params: Record<string, string>,
+  info: RequestInfo,
+) => Response | Promise<Response>;
+
+/** Wraps every request (oauth, telemetry). Applications with no middleware pay nothing. */
+export type Middleware = (
+  req: Request,
+  info: RequestInfo,
+  next: () => Promise<Response>,
+) => Promise<Response>;
+
+/** A route added by a plugin. */
+export interface RouteRegistration {
+  /** HTTP method in upper case. */
+  method: string;
+  /** Pattern: `/users/:id`; a catch-all `/files/*path` only as the last segment. */
+  path: string;
+  /** The compiled handler. */
+  handler: RouteHandler;
+  /** The file that defined the route (named in conflict errors). */
+  source?: string;
+  /** Metadata for generators (the endpoint definition). */
+  meta?: unknown;
+}
+
+/** HTTP limits set by `http()`; the defaults apply under `app.fetch`. */
+export interface HttpSettings {
+  /** Largest accepted request body in bytes (default 1 MiB). */
+  readonly maxBodyBytes: number;
+  /** Trust `X-Forwarded-For` for the client address (default false). */
+  readonly trustProxy: boolean;
+}
+
+/** What a plugin sees of the application. */
+export interface AppContext {
+  /** The application's logger. */
+  readonly logger: Logger;
+  /** The DI container (singletons; scopes per request and event). */
+  readonly container: Container;
+  /** The application's clock. */
+  readonly clock: Clock;
+  /** Metrics: a no-op meter unless `telemetry()` set one in its setup. */
+  readonly meter: Meter;
+  /** Replaces the meter (telemetry plugins, during setup). */
+  setMeter(meter: Meter): void;
+  /** Absolute directory of the entry file: `application({ root })` or the main module's folder. */
+  readonly entryDir: string | undefined;
+  /** The module path (`module().path()`), `""` at the root, never with a trailing slash. */
+  readonly prefix: string;
+  /** True when `NODE_ENV` is `production`. */
+  readonly production: boolean;
+  /** HTTP limits. */
+  readonly http: HttpSettings;
+  /** Changes HTTP limits (the `http()` plugin, during setup). */
+  setHttp(settings: Partial<HttpSettings>): void;
+  /** The listening server, once `http()` has started. */
+  readonly server: ServerInfo | undefined;
+  /** Reads an environment variable (undefined without permission). */
+  env(name: string): string | undefined;
+  /** Adds an HTTP route. */
+  addRoute(route: RouteRegistration): void;
+  /** Adds a middleware around every request. */
+  addMiddleware(mw: Middleware): void;
+}
+
+/** A unit of composition: `application().use(plugin)`. */
+export interface Plugin {
+  /** Name used in logs and errors. */
+  readonly name: string;
+  /** Registers settings (meter, HTTP limits). */
+  setup?(ctx: AppContext): void | Promise<void>;
+  /** Loads and compiles routes or handlers. */
+  warmup?(ctx: AppContext): void | Promise<void>;
+  /** Listens or subscribes. */
+  start?(ctx: AppContext): void | Promise<void>;
+  /** Drains in-flight work and releases resources. */
+  stop?(ctx: AppContext): void | Promise<void>;
+}
