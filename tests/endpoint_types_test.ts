@@ -117,7 +117,11 @@ Deno.test("endpoint().inject() switches the handler to (deps, ctx)", () => {
     name: "Db",
     factory: () => ({ find: (id: number) => ({ id, name: "Ada" }) }),
   });
-  const Clock = provider({ name: "Clock", lifetime: "scoped", factory: () => ({ now: () => 1 }) });
+  const Clock = provider({
+    name: "Clock",
+    lifetime: "scoped",
+    factory: () => ({ now: () => Date.now() }),
+  });
   endpoint()
     .params({ id: Int })
     .inject({ db: Db, clock: Clock })
