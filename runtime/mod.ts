@@ -3,6 +3,8 @@
  *
  * - The schema vocabulary of spec 2.2 (`Uuid`, `Email`, `Int`, `Min`, `Optional`, `ArrayOf`,
  *   `schema`...), with `String`, `Number` and `Boolean` (the global constructors) as primitives.
+ * - The schema compiler (`compile(schema, area)`): a validator generated once per schema, with
+ *   coercion for `params` and `query` and strict JSON types elsewhere.
  * - Exceptions (`HttpException` and its subclasses, `ValidationException`, `toErrorResponse`) and
  *   the error-code catalogue (`ERROR_CODES`, `statusText`).
  * - The async context (`runInContext`, `useContext`, `tryContext`) and dependency injection
@@ -83,6 +85,14 @@ export {
   type LogSink,
   MemorySink,
 } from "./logger.ts";
+export { type JsonSchemaObject, type JsonSchemaOptions, toJsonSchema } from "./json_schema.ts";
+export {
+  compile,
+  type InputArea,
+  joinMessages,
+  type ValidationResult,
+  type Validator,
+} from "./validator.ts";
 export type {
   AppContext,
   HttpSettings,

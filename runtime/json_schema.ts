@@ -1,0 +1,98 @@
+/**
+ * Converts schemas to JSON Schema objects in the OpenAPI 3.0.3 dialect, for the OpenAPI
+ * generator and the events protocol's published schemas.
+ *
+ * @module
+ */
+
+import { toSchemaNode } from "./schema.ts";
+import type { SchemaLike, SchemaNode } from "./schema_types.ts";
+
+/** A JSON Schema object (OpenAPI 3.0.3 Schema Object). */
+export type JsonSchemaObject = Record<string, unknown>;
+
+/** Options of {@linkcode toJsonSchema}. */
+export interface JsonSchemaOptions {
+  /**
+   * Where named schemas (`schema("Name", ...)`) are collected. When given, a named schema is
+   * written there once and referenced with `$ref: "#/components/schemas/Name"`; when omitted,
+   * it is inlined.
+   */
+  components?: Record<string, JsonSchemaObject>;
+}
+
+function isNode(value: unknown): value is SchemaNode {
+  return typeof value === "object" && value !== null && !("node" in value) &&
+    typeof (value as SchemaNode).kind === "string";
+}
+
+function convert(node: SchemaNode, options: JsonSchemaOptions): JsonSchemaObject {
+  if (node.kind === "stream") return convert(node.items!, options);
+  const components = options.components;
+  if (node.name && components) {
+    if (!(node.name in components)) {
+      components[node.name] = {}; // reserve first: stable order and no runaway recursion
+      const { name: _name, description: _d, optional: _o, ...rest } = node;
+      components[node.name] = convert(rest as SchemaNode, options);
+    }
+    const ref = { $ref: `#/components/schemas/${node.name}` };
+    return node.description ? { allOf: [ref], description: node.description } : ref;
+  }
+  const out: JsonSchemaObject = { type: node.kind };
+  if (node.format) out.format = node.format;
+  if (node.description !== undefined) out.description = node.description;
+  if (node.minimum !== undefined) out.minimum = node.minimum;
+  if (node.maximum !== undefined) out.maximum = node.maximum;
+  if (node.minLength !== undefined) out.minLength = node.minLength;
+  if (node.maxLength !== undefined) out.maxLength = node.maxLength;
+  if (node.pattern) out.pattern = node.pattern.source;
+  if (node.kind === "array") out.items = convert(node.items!, options);
+  if (node.kind === "object") {
+    const properties: Record<string, JsonSchemaObject> = {};
+    const required: string[] = [];
+    for (const [key, prop] of Object.entries(node.properties ?? {})) {
+      properties[key] = convert(prop, options);
+      if (!prop.optional) required.push(key);
+    }
+    out.properties = properties;
+    if (required.length) out.required = required;
+  }
+  return out;
+}
+
+/**
+ * Converts a schema (or an already normalised node) to an OpenAPI 3.0.3 schema object.
+ * Property order follows the declaration; `required` is omitted when empty; `Stream(T)` becomes
+ * the schema of `T`; `type: "null"` is never emitted.
+ *
+ * @param schema The schema.
+ * @param options Where named schemas are collected.
+ * @returns The schema object.
+ * @throws {TypeError} When `schema` is not a schema.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Email, Int, Min, Optional, schema, toJsonSchema } from "@fw/runtime";
+ * const User = schema("User", { email: Email, age: Optional(Min(0, Int)) });
+ * const components = {};
+ * assert.deepEqual(toJsonSchema({ user: User }, { components }), {
+ *   type: "object",
+ *   properties: { user: { $ref: "#/components/schemas/User" } },
+ *   required: ["user"],
+ * });
+ * assert.deepEqual(components, {
+ *   User: {
+ *     type: "object",
+ *     properties: { email: { type: "string", format: "email" }, age: { type: "integer", minimum: 0 } },
+ *     required: ["email"],
+ *   },
+ * });
+ * ```
+ */
+export function toJsonSchema(
+  schema: SchemaLike | SchemaNode,
+  options: JsonSchemaOptions = {},
+): JsonSchemaObject {
+  return convert(isNode(schema) ? schema : toSchemaNode(schema), options);
+}

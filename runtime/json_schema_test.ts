@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { toJsonSchema } from "./json_schema.ts";
+import {
+  ArrayOf,
+  DateIso,
+  Desc,
+  Email,
+  Int,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  Optional,
+  Pattern,
+  schema,
+  Stream,
+  toSchemaNode,
+  Url,
+  Uuid,
+} from "./schema.ts";
+
+Deno.test("toJsonSchema() writes types, formats, constraints and descriptions", () => {
+  assert.deepEqual(
+    toJsonSchema({
+      id: Desc("The id", Uuid),
+      email: Email,
+      url: Url,
+      at: Optional(DateIso),
+      n: Max(10, Min(1, Int)),
+      name: MaxLength(20, MinLength(2)),
+      code: Pattern(/^[A-Z]{3}$/),
+      tags: ArrayOf(String),
+      ok: Boolean,
+      ratio: Number,
+    }),
+    {
+      type: "object",
+      properties: {
+        id: { type: "string", format: "uuid", description: "The id" },
+        email: { type: "string", format: "email" },
+        url: { type: "string", format: "uri" },
+        at: { type: "string", format: "date-time" },
+        n: { type: "integer", minimum: 1, maximum: 10 },
+        name: { type: "string", minLength: 2, maxLength: 20 },
+        code: { type: "string", pattern: "^[A-Z]{3}$" },
+        tags: { type: "array", items: { type: "string" } },
+        ok: { type: "boolean" },
+        ratio: { type: "number" },
+      },
+      required: ["id", "email", "url", "n", "name", "code", "tags", "ok", "ratio"],
+    },
+  );
+});
+
+Deno.test("toJsonSchema() omits an empty required list and unwraps Stream()", () => {
+  assert.deepEqual(toJsonSchema({ a: Optional(String) }), {
+    type: "object",
+    properties: { a: { type: "string" } },
+  });
+  assert.deepEqual(toJsonSchema(Stream({ t: String })), {
+    type: "object",
+    properties: { t: { type: "string" } },
+    required: ["t"],
+  });
+});
+
+Deno.test("toJsonSchema() puts named schemas in components once and refers to them", () => {
+  const Item = schema("Item", { sku: String });
+  const Order = schema("Order", { items: ArrayOf(Item), main: Desc("Main item", Item) });
+  const components: Record<string, Record<string, unknown>> = {};
+  assert.deepEqual(toJsonSchema(Order, { components }), { $ref: "#/components/schemas/Order" });
+  assert.deepEqual(Object.keys(components), ["Order", "Item"]);
+  assert.deepEqual(components.Order, {
+    type: "object",
+    properties: {
+      items: { type: "array", items: { $ref: "#/components/schemas/Item" } },
+      main: { allOf: [{ $ref: "#/components/schemas/Item" }], description: "Main item" },
+    },
+    required: ["items", "main"],
+  });
+  assert.deepEqual(toJsonSchema(Order).type, "object");
+  assert.deepEqual(toJsonSchema(toSchemaNode({ a: Int })).properties, { a: { type: "integer" } });
+});
