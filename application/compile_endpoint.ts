@@ -247,7 +247,8 @@ class CompiledEndpoint {
 }
 
 /**
- * Compiles an endpoint for a route. Called by the API plugin at warmup, once per route.
+ * Compiles an endpoint for a route. Called by the API plugin at warmup, once per route; a plugin
+ * of your own can use it to mount an `endpoint()` with `ctx.addRoute()`.
  *
  * @param def The endpoint definition (from `endpoint()`).
  * @param options Method, full route pattern and the application context.
@@ -259,8 +260,7 @@ class CompiledEndpoint {
  * ```ts
  * import assert from "node:assert/strict";
  * import { type AppContext, Container, createLogger } from "@fw/runtime";
- * import { endpoint, Int } from "@fw/application";
- * import { compileEndpoint } from "./compile_endpoint.ts";
+ * import { compileEndpoint, endpoint, Int } from "@fw/application";
  *
  * // The members of the application context that compileEndpoint reads.
  * const app = {

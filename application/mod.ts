@@ -30,6 +30,7 @@
  */
 
 export { endpoint, isEndpoint } from "./endpoint.ts";
+export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
 export type {
   ContextFor,
   CorsOptions,
