@@ -2,18 +2,70 @@
  * `@fw/application`: the HTTP and WebSocket half of fw (applications, plugins, file-based routes,
  * the `endpoint()` builder, content negotiation and OpenAPI).
  *
- * This member is being built; for now it re-exports the schema vocabulary so that one import line
- * serves a route file.
+ * A route file needs one import line: the endpoint builder, the response helpers, the schema
+ * vocabulary and the exceptions all come from here.
  *
- * @example
+ * @example A route file
  * ```ts
  * import assert from "node:assert/strict";
- * import { Int } from "@fw/application";
- * assert.equal(Int.node.kind, "integer");
+ * import { endpoint, Int, NotFoundException, Optional } from "@fw/application";
+ *
+ * const users = new Map([[1, { id: 1, name: "Ada" }]]);
+ *
+ * export const GET = endpoint()
+ *   .params({ id: Int })
+ *   .query({ fields: Optional(String) })
+ *   .returns({ id: Int, name: String })
+ *   .mayThrow("NotFound")
+ *   .handle((ctx) => {
+ *     const user = users.get(ctx.params.id);
+ *     if (!user) throw new NotFoundException(`User "${ctx.params.id}" not found`);
+ *     return user;
+ *   });
+ *
+ * assert.equal(GET.meta.returns?.status, 200);
  * ```
  *
  * @module
  */
+
+export { endpoint, isEndpoint } from "./endpoint.ts";
+export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
+export type {
+  ContextFor,
+  CorsOptions,
+  EndpointBuilder,
+  EndpointDefinition,
+  EndpointHandler,
+  EndpointMeta,
+  EndpointMode,
+  FlatSchema,
+  Guard,
+  HandlerResult,
+  IsStream,
+  MaybePromise,
+  RateLimitOptions,
+  ResponseMeta,
+  ResultFor,
+  ReturnsMeta,
+  SecureMeta,
+  SecureOptions,
+  SimpleHandler,
+  StreamContext,
+  StreamItem,
+} from "./endpoint_types.ts";
+export type { BaseContext, EndpointContext, RawParams, RawQuery } from "./request_context.ts";
+export {
+  badRequest,
+  forbidden,
+  HttpResponse,
+  type HttpResponseInit,
+  json,
+  notFound,
+  type RedirectStatus,
+  unauthorized,
+} from "./http_response.ts";
+export { DEFAULT_MAX_BODY_BYTES, isJsonContentType, MAX_BODY_DEPTH, readJsonBody } from "./body.ts";
 
 export {
   ArrayOf,
@@ -32,4 +84,38 @@ export {
   Url,
   Uuid,
 } from "@fw/runtime";
-export type { InferSchema } from "@fw/runtime";
+export type {
+  AuthUser,
+  InferSchema,
+  ProviderMap,
+  Resolved,
+  Schema,
+  SchemaLike,
+  SchemaNode,
+  SchemaShape,
+  ServerInfo,
+} from "@fw/runtime";
+export {
+  BadGatewayException,
+  BadRequestException,
+  ConflictException,
+  ForbiddenException,
+  GatewayTimeoutException,
+  GoneException,
+  HttpException,
+  InternalServerErrorException,
+  MethodNotAllowedException,
+  NotAcceptableException,
+  NotFoundException,
+  NotImplementedException,
+  PayloadTooLargeException,
+  PreconditionFailedException,
+  RequestTimeoutException,
+  ServiceUnavailableException,
+  TooManyRequestsException,
+  UnauthorizedException,
+  UnprocessableEntityException,
+  UnsupportedMediaTypeException,
+  ValidationException,
+} from "@fw/runtime";
+export type { ErrorBody, ErrorCode, ValidationErrorBody, ValidationIssue } from "@fw/runtime";

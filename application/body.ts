@@ -1,0 +1,165 @@
+/**
+ * Reading a JSON request body safely (DECISIONS.md "HTTP behaviour"):
+ *
+ * - a `Content-Type` other than `application/json` (or `application/*+json`) -> 415;
+ * - a `Content-Length` over the limit (or not a number) -> 413 before anything is read; a body
+ *   without a length is counted while it streams and cut off at the limit -> 413;
+ * - malformed JSON -> 400 in the validation shape with field `body`;
+ * - nesting deeper than {@linkcode MAX_BODY_DEPTH} -> 400;
+ * - `__proto__` and `constructor` keys are removed at every level, so the parsed value can never
+ *   change a prototype, whatever code later merges it.
+ *
+ * @module
+ */
+
+import {
+  PayloadTooLargeException,
+  UnsupportedMediaTypeException,
+  ValidationException,
+} from "@fw/runtime";
+
+/** Default request body limit: 1 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Deepest nesting of arrays and objects accepted in a JSON body. */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * True for `application/json` and `application/<anything>+json`, with any parameters.
+ *
+ * @param contentType The `Content-Type` header (`null` when absent).
+ * @returns Whether the body is JSON.
+ */
+export function isJsonContentType(contentType: string | null): boolean {
+  if (contentType === null) return false;
+  if (contentType === "application/json") return true;
+  const semi = contentType.indexOf(";");
+  const media = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+  return media === "application/json" ||
+    (media.startsWith("application/") && media.endsWith("+json"));
+}
+
+async function discard(req: Request): Promise<void> {
+  if (!req.bodyUsed && req.body !== null) await req.body.cancel().catch(() => {});
+}
+
+function tooLarge(maxBytes: number): PayloadTooLargeException {
+  return new PayloadTooLargeException(`Request body exceeds the limit of ${maxBytes} bytes`);
+}
+
+async function readText(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge(maxBytes);
+      }
+      chunks.push(value);
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
+  const all = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
+/**
+ * Removes `__proto__` and `constructor` own keys at every level and checks the nesting depth.
+ *
+ * @param value A value produced by `JSON.parse`.
+ * @param depth The depth of `value` (1 for the top level).
+ * @returns False when the value nests deeper than {@linkcode MAX_BODY_DEPTH}.
+ */
+function clean(value: unknown, depth: number): boolean {
+  if (typeof value !== "object" || value === null) return true;
+  if (depth > MAX_BODY_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!clean(value[i], depth + 1)) return false;
+    return true;
+  }
+  const record = value as Record<string, unknown>;
+  if (Object.hasOwn(record, "__proto__")) delete record["__proto__"];
+  if (Object.hasOwn(record, "constructor")) delete record["constructor"];
+  for (const key of Object.keys(record)) if (!clean(record[key], depth + 1)) return false;
+  return true;
+}
+
+function invalid(message: string): ValidationException {
+  return new ValidationException([{ field: "body", message }]);
+}
+
+/**
+ * Reads and parses a JSON request body.
+ *
+ * @param req The request.
+ * @param maxBytes The size limit in bytes.
+ * @returns The parsed value, or `undefined` when the request has no body (or an empty one).
+ * @throws {UnsupportedMediaTypeException} (415) When a body is sent with a non-JSON content type.
+ * @throws {PayloadTooLargeException} (413) When the body is larger than `maxBytes`.
+ * @throws {ValidationException} (400, field `body`) When the JSON is malformed or too deep.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readJsonBody } from "@fw/application";
+ * const req = new Request("http://localhost/", {
+ *   method: "POST",
+ *   headers: { "content-type": "application/json" },
+ *   body: '{"name":"Ada","__proto__":{"admin":true}}',
+ * });
+ * const body = await readJsonBody(req, 1024);
+ * assert.deepEqual(body, { name: "Ada" });
+ * assert.equal(Object.hasOwn(body as object, "__proto__"), false);
+ * ```
+ */
+export async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
+  const headers = req.headers;
+  const length = headers.get("content-length");
+  // Only touch `req.body` when there is no Content-Length: creating the stream costs time.
+  if (length === "0" || (length === null && req.body === null)) return undefined;
+  const contentType = headers.get("content-type");
+  if (!isJsonContentType(contentType)) {
+    await discard(req);
+    throw new UnsupportedMediaTypeException(
+      contentType === null
+        ? "Missing Content-Type: expected application/json"
+        : `Unsupported Content-Type "${contentType}": expected application/json`,
+    );
+  }
+  let text: string;
+  if (length !== null) {
+    if (!(Number(length) <= maxBytes)) {
+      await discard(req);
+      throw tooLarge(maxBytes);
+    }
+    // The server frames the body by Content-Length, so it cannot be longer than announced; the
+    // length check below still guards a hand-made Request whose header understates its body.
+    text = await req.text();
+    if (text.length > maxBytes) throw tooLarge(maxBytes);
+  } else {
+    text = await readText(req.body!, maxBytes);
+  }
+  if (text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === "")) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid("body must be valid JSON");
+  }
+  if (!clean(value, 1)) {
+    throw invalid(`body must not be nested more than ${MAX_BODY_DEPTH} levels deep`);
+  }
+  return value;
+}

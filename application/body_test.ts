@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import { HttpException, ValidationException } from "@fw/runtime";
+import { isJsonContentType, MAX_BODY_DEPTH, readJsonBody } from "./body.ts";
+
+function req(
+  body: BodyInit | null,
+  headers: Record<string, string> = { "content-type": "application/json" },
+) {
+  return new Request("http://localhost/", { method: "POST", headers, body });
+}
+
+async function failure(promise: Promise<unknown>): Promise<HttpException> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof HttpException);
+    return error;
+  }
+  assert.fail("expected a rejection");
+}
+
+Deno.test("readJsonBody() parses a JSON body", async () => {
+  assert.deepEqual(await readJsonBody(req('{"a":[1,{"b":null}]}'), 100), { a: [1, { b: null }] });
+});
+
+Deno.test("readJsonBody() returns undefined for no body, an empty body or whitespace", async () => {
+  assert.equal(await readJsonBody(new Request("http://localhost/"), 100), undefined);
+  assert.equal(await readJsonBody(req(""), 100), undefined);
+  assert.equal(await readJsonBody(req(" \n"), 100), undefined);
+  assert.equal(await readJsonBody(req("x", { "content-length": "0" }), 100), undefined);
+});
+
+Deno.test("readJsonBody() rejects a missing or non-JSON content type with 415", async () => {
+  const missing = await failure(readJsonBody(req(new TextEncoder().encode("{}"), {}), 100));
+  assert.equal(missing.status, 415);
+  assert.equal(missing.message, "Missing Content-Type: expected application/json");
+  const text = await failure(readJsonBody(req("{}", { "content-type": "text/plain" }), 100));
+  assert.equal(text.message, 'Unsupported Content-Type "text/plain": expected application/json');
+});
+
+Deno.test("readJsonBody() rejects a body over the limit with 413, counting bytes not characters", async () => {
+  const ok = await readJsonBody(req('"éé"'), 6);
+  assert.equal(ok, "éé");
+  const error = await failure(readJsonBody(req('"ééé"'), 6));
+  assert.equal(error.status, 413);
+  assert.equal(error.message, "Request body exceeds the limit of 6 bytes");
+});
+
+Deno.test("readJsonBody() rejects malformed JSON with a body validation error", async () => {
+  const error = await failure(readJsonBody(req("{'a':1}"), 100));
+  assert.ok(error instanceof ValidationException);
+  assert.deepEqual(error.errors, [{ field: "body", message: "body must be valid JSON" }]);
+});
+
+Deno.test("readJsonBody() accepts nesting up to the depth limit and rejects one more", async () => {
+  const nest = (n: number) => "[".repeat(n) + "]".repeat(n);
+  assert.ok(Array.isArray(await readJsonBody(req(nest(MAX_BODY_DEPTH)), 1e6)));
+  const error = await failure(readJsonBody(req(nest(MAX_BODY_DEPTH + 1)), 1e6));
+  assert.equal(error.status, 400);
+});
+
+Deno.test("readJsonBody() removes __proto__ and constructor keys at every level", async () => {
+  const value = await readJsonBody(
+    req('{"__proto__":{"x":1},"list":[{"constructor":{"prototype":{"y":1}},"ok":1}]}'),
+    1000,
+  ) as Record<string, unknown>;
+  assert.deepEqual(JSON.parse(JSON.stringify(value)), { list: [{ ok: 1 }] });
+  assert.equal(Object.hasOwn(value, "__proto__"), false);
+  assert.equal(Object.getPrototypeOf(value), Object.prototype);
+  assert.equal(({} as Record<string, unknown>).x, undefined);
+});
+
+Deno.test("isJsonContentType() accepts JSON media types with parameters", () => {
+  assert.equal(isJsonContentType("application/json"), true);
+  assert.equal(isJsonContentType("Application/JSON; charset=UTF-8"), true);
+  assert.equal(isJsonContentType("application/vnd.api+json"), true);
+  assert.equal(isJsonContentType("text/json"), false);
+  assert.equal(isJsonContentType("application/jsonp"), false);
+  assert.equal(isJsonContentType(null), false);
+});

@@ -1,0 +1,291 @@
+/**
+ * Turns an endpoint definition into the router's {@linkcode RouteHandler}, once, at warmup.
+ *
+ * Per request, in order: params, query and body are validated (400 `{message, errors}` before the
+ * handler), the DI scope is created when `.inject()` is used, the handler runs, its result is
+ * checked against the declared response schema (outside production, warnings only) and sent per
+ * spec 4.2; thrown values go through `toErrorResponse` (non-HTTP errors are logged with their
+ * stack and answered with a generic 500). The scope is disposed after the response is built.
+ *
+ * Hot path: validators are compiled here, the handler runs synchronously when nothing needs
+ * awaiting, and a request to an endpoint without schemas costs one context object.
+ *
+ * @module
+ */
+
+import {
+  type AppContext,
+  compile,
+  joinMessages,
+  NotAcceptableException,
+  type ProviderMap,
+  type RequestInfo,
+  type RouteHandler,
+  type Schema,
+  type SchemaNode,
+  type Scope,
+  toErrorResponse,
+  type ValidationIssue,
+  type Validator,
+} from "@fw/runtime";
+import { readJsonBody } from "./body.ts";
+import { compileStreamEndpoint } from "./compile_stream.ts";
+import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
+import type { EndpointDefinition } from "./endpoint_types.ts";
+import { isEndpoint } from "./endpoint.ts";
+import { HttpResponse } from "./http_response.ts";
+import { type ContextShared, type RawParams, RequestContext } from "./request_context.ts";
+import { type ResponseCheck, responseCheck } from "./response_validation.ts";
+import { serialize } from "./serialize.ts";
+
+/** Where an endpoint is mounted. */
+export interface CompileEndpointOptions {
+  /** HTTP method, upper case. */
+  method: string;
+  /** The full route pattern (prefix included), for example `/v1/users/:id`. */
+  route: string;
+  /** The application the endpoint runs in. */
+  app: AppContext;
+}
+
+type AnyHandler = (...args: unknown[]) => unknown;
+
+const JSON_HEADERS: HeadersInit = { "content-type": "application/json; charset=utf-8" };
+const TEXT_HEADERS: HeadersInit = { "content-type": "text/plain; charset=utf-8" };
+const MEDIA_HEADERS = new Map<MediaType, HeadersInit>(
+  MEDIA_TYPES.map((m) => [m, { "content-type": m.contentType }]),
+);
+const BODY_REQUIRED: ValidationIssue[] = [{ field: "body", message: "body is required" }];
+const SUPPORTED = MEDIA_TYPES.map((m) => m.type).join(", ");
+
+function nullBody(status: number): boolean {
+  return status === 204 || status === 205 || status === 304;
+}
+
+function validator(node: SchemaNode | undefined, area: "params" | "query" | "body", label: string) {
+  if (node === undefined) return undefined;
+  try {
+    return compile({ node } as Schema<unknown>, area) as Validator<unknown>;
+  } catch (error) {
+    throw new TypeError(`Cannot compile route "${label}": ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+function invalid(errors: ValidationIssue[]): Response {
+  const body = JSON.stringify({ message: joinMessages(errors), errors });
+  return new Response(body, { status: 400, headers: JSON_HEADERS });
+}
+
+/** A compiled unary endpoint; `run` is the route handler. */
+class CompiledEndpoint {
+  readonly #handler: AnyHandler;
+  readonly #inject: ProviderMap | undefined;
+  readonly #params: Validator<unknown> | undefined;
+  readonly #query: Validator<unknown> | undefined;
+  readonly #body: Validator<unknown> | undefined;
+  readonly #bodyOptional: boolean;
+  readonly #negotiateEarly: boolean;
+  readonly #check: ResponseCheck | undefined;
+  readonly #shared: ContextShared;
+  readonly #app: AppContext;
+  readonly #label: string;
+
+  constructor(def: EndpointDefinition, { method, route, app }: CompileEndpointOptions) {
+    const meta = def.meta;
+    this.#label = `${method} ${route}`;
+    this.#handler = def.handler as AnyHandler;
+    this.#inject = meta.inject;
+    this.#params = validator(meta.params, "params", this.#label);
+    this.#query = validator(meta.query, "query", this.#label);
+    this.#body = validator(meta.body, "body", this.#label);
+    this.#bodyOptional = meta.body?.optional === true;
+    const kind = meta.returns?.schema?.kind;
+    this.#negotiateEarly = kind === "object" || kind === "array";
+    this.#check = app.production ? undefined : responseCheck(meta, app);
+    this.#shared = { route, app, status: meta.returns?.status ?? 200 };
+    this.#app = app;
+  }
+
+  run(req: Request, params: RawParams, info: RequestInfo): Response | Promise<Response> {
+    const ctx = new RequestContext(req, params, info, this.#shared);
+    try {
+      if (this.#params !== undefined) {
+        const r = this.#params(params);
+        if (!r.ok) return invalid(r.errors);
+        ctx.params = r.value as RawParams;
+      }
+      if (this.#query !== undefined) {
+        const r = this.#query(ctx.searchParams());
+        if (!r.ok) return invalid(r.errors);
+        ctx._query = r.value as Record<string, string>;
+      }
+      if (this.#negotiateEarly) {
+        const media = negotiate(req.headers.get("accept"));
+        if (media === undefined) return this.#notAcceptable(req);
+        ctx._media = media;
+      }
+      if (this.#body !== undefined || this.#inject !== undefined) return this.#runAsync(ctx);
+      const result = this.#handler(ctx);
+      if (result instanceof Promise) return this.#settle(result, ctx);
+      return this.#finish(result, ctx);
+    } catch (error) {
+      return this.#fail(error);
+    }
+  }
+
+  async #settle(result: Promise<unknown>, ctx: RequestContext): Promise<Response> {
+    try {
+      return this.#finish(await result, ctx);
+    } catch (error) {
+      return this.#fail(error);
+    }
+  }
+
+  async #runAsync(ctx: RequestContext): Promise<Response> {
+    let scope: Scope | undefined;
+    try {
+      if (this.#body !== undefined) {
+        const raw = await readJsonBody(ctx.req, this.#app.http.maxBodyBytes);
+        if (raw !== undefined) {
+          const r = this.#body(raw);
+          if (!r.ok) return invalid(r.errors);
+          ctx._bodyValue = r.value;
+        } else if (!this.#bodyOptional) {
+          return invalid(BODY_REQUIRED);
+        }
+        ctx._bodyReady = true;
+      }
+      let result: unknown;
+      if (this.#inject !== undefined) {
+        scope = this.#app.container.createScope();
+        const deps = await scope.resolveAll(this.#inject);
+        result = await this.#handler(deps, ctx);
+      } else {
+        result = await this.#handler(ctx);
+      }
+      return this.#finish(result, ctx);
+    } catch (error) {
+      return this.#fail(error);
+    } finally {
+      if (scope !== undefined) await this.#dispose(scope);
+    }
+  }
+
+  async #dispose(scope: Scope): Promise<void> {
+    try {
+      await scope.dispose();
+    } catch (error) {
+      this.#app.logger.error(`Failed to dispose the request scope of ${this.#label}`, { error });
+    }
+  }
+
+  #finish(result: unknown, ctx: RequestContext): Response {
+    try {
+      if (this.#check !== undefined) this.#checkResponse(result, ctx);
+      return this.#respond(result, ctx);
+    } catch (error) {
+      return this.#fail(error);
+    }
+  }
+
+  #checkResponse(result: unknown, ctx: RequestContext): void {
+    try {
+      this.#check!(result, ctx);
+    } catch (error) {
+      this.#app.logger.warn(`[response-validation] ${ctx.path()} — check failed`, { error });
+    }
+  }
+
+  #respond(result: unknown, ctx: RequestContext): Response {
+    const status = ctx.statusCode;
+    if (typeof result === "string") {
+      return new Response(nullBody(status) ? null : result, { status, headers: TEXT_HEADERS });
+    }
+    if (result === undefined) return new Response(null, { status: status === 200 ? 204 : status });
+    if (result instanceof HttpResponse) return result.toResponse();
+    if (result instanceof Response) return result;
+    const media = ctx._media ?? negotiate(ctx.req.headers.get("accept"));
+    if (media === undefined) return this.#notAcceptable(ctx.req);
+    const body = serialize(result, media.format);
+    return new Response(nullBody(status) ? null : body, {
+      status,
+      headers: MEDIA_HEADERS.get(media),
+    });
+  }
+
+  #notAcceptable(req: Request): Response {
+    const accept = (req.headers.get("accept") ?? "").slice(0, 200);
+    return this.#fail(
+      new NotAcceptableException(
+        `Cannot produce a response matching Accept "${accept}": supported types are ${SUPPORTED}`,
+      ),
+    );
+  }
+
+  #fail(error: unknown): Response {
+    try {
+      const { status, body, headers, internal } = toErrorResponse(error);
+      if (internal) this.#app.logger.error(`Unhandled error in ${this.#label}`, { error });
+      if (headers === undefined) {
+        return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
+      }
+      const all = new Headers(headers);
+      all.set("content-type", "application/json; charset=utf-8");
+      return new Response(JSON.stringify(body), { status, headers: all });
+    } catch {
+      return new Response(
+        '{"statusCode":500,"message":"Internal Server Error","error":"Internal Server Error"}',
+        {
+          status: 500,
+          headers: JSON_HEADERS,
+        },
+      );
+    }
+  }
+}
+
+/**
+ * Compiles an endpoint for a route. Called by the API plugin at warmup, once per route; a plugin
+ * of your own can use it to mount an `endpoint()` with `ctx.addRoute()`.
+ *
+ * @param def The endpoint definition (from `endpoint()`).
+ * @param options Method, full route pattern and the application context.
+ * @returns The route handler.
+ * @throws {TypeError} When `def` is not an endpoint, a schema cannot be compiled for its area (a
+ *   nested object in `.params()`), or the endpoint is a stream endpoint (not supported yet).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type AppContext, Container, createLogger } from "@fw/runtime";
+ * import { compileEndpoint, endpoint, Int } from "@fw/application";
+ *
+ * // The members of the application context that compileEndpoint reads.
+ * const app = {
+ *   production: false,
+ *   logger: createLogger({ level: "silent" }),
+ *   container: new Container(),
+ *   http: { maxBodyBytes: 1024 * 1024, trustProxy: false },
+ * } as AppContext;
+ * const def = endpoint().params({ id: Int }).handle((ctx) => ({ id: ctx.params.id }));
+ * const handler = compileEndpoint(def, { method: "GET", route: "/users/:id", app });
+ * const server = { hostname: "localhost", port: 0, url: "http://localhost/" };
+ * const res = await handler(new Request("http://localhost/users/7"), { id: "7" }, { server });
+ * assert.deepEqual(await res.json(), { id: 7 });
+ * ```
+ */
+export function compileEndpoint(
+  def: EndpointDefinition,
+  options: CompileEndpointOptions,
+): RouteHandler {
+  if (!isEndpoint(def)) {
+    throw new TypeError(
+      `Cannot compile route "${options.method} ${options.route}": expected an endpoint() definition`,
+    );
+  }
+  if (def.mode !== "unary") return compileStreamEndpoint(def, options);
+  const compiled = new CompiledEndpoint(def, options);
+  return (req, params, info) => compiled.run(req, params, info);
+}

@@ -1,0 +1,242 @@
+/**
+ * Type-level half of the endpoint builder: the builder interface, the definition it produces, its
+ * metadata, the policy options it stores, and the handler types inferred from the schemas.
+ *
+ * @module
+ */
+
+import type {
+  AuthUser,
+  ErrorCode,
+  InferSchema,
+  ProviderMap,
+  Resolved,
+  Schema,
+  SchemaLike,
+  SchemaNode,
+  SchemaShape,
+} from "@fw/runtime";
+import type { HttpResponse } from "./http_response.ts";
+import type { BaseContext, EndpointContext, RawParams, RawQuery } from "./request_context.ts";
+
+/** How an endpoint talks to its client, derived from `.body()` and `.returns()` (spec 4.3). */
+export type EndpointMode = "unary" | "server-stream" | "client-stream" | "bidi";
+
+/** The schema of `.params()` and `.query()`: a flat object of schemas. */
+export type FlatSchema = SchemaShape | Schema<object>;
+
+/** A documented response (`.returns()`, `.response()`, `.throws()`). */
+export interface ResponseMeta {
+  /** HTTP status. */
+  readonly status: number;
+  /** Description (OpenAPI). */
+  readonly description: string;
+  /** Body schema, when there is a body. */
+  readonly schema?: SchemaNode;
+}
+
+/** The primary response declared with `.returns()`. */
+export interface ReturnsMeta {
+  /** HTTP status; 200 unless given. */
+  readonly status: number;
+  /** Description (OpenAPI). */
+  readonly description?: string;
+  /** Body schema, when there is a body. */
+  readonly schema?: SchemaNode;
+}
+
+/** `.cors()` options for one route (implemented by the CORS policy). */
+export interface CorsOptions {
+  /** Allowed origin(s): `"*"`, one origin, a list, or a predicate. Default `"*"`. */
+  readonly origin?: string | readonly string[] | ((origin: string) => boolean);
+  /** Whether cookies and credentials are allowed (`origin: "*"` is then an error). */
+  readonly credentials?: boolean;
+  /** Request headers allowed in a preflight. */
+  readonly allowHeaders?: readonly string[];
+  /** Response headers exposed to the browser. */
+  readonly exposeHeaders?: readonly string[];
+  /** Preflight cache lifetime in seconds. */
+  readonly maxAge?: number;
+}
+
+/** `.rateLimit()` options for one route (implemented by the rate-limit policy). */
+export interface RateLimitOptions {
+  /** Requests allowed per window. */
+  readonly max: number;
+  /** Window length in milliseconds. */
+  readonly windowMs: number;
+}
+
+/** `.secure()` access rules: every listed scope and role is required. */
+export interface SecureOptions {
+  /** Required OAuth scopes. */
+  readonly scopes?: readonly string[];
+  /** Required roles. */
+  readonly roles?: readonly string[];
+}
+
+/** A custom access check for `.secure(guard)`: `false` answers 403. */
+export type Guard = (
+  user: AuthUser,
+  ctx: BaseContext<unknown, unknown>,
+) => boolean | Promise<boolean>;
+
+/** What `.secure()` stores: the rules, or the guard. An empty object requires a login only. */
+export interface SecureMeta {
+  /** Required scopes (empty when none). */
+  readonly scopes: readonly string[];
+  /** Required roles (empty when none). */
+  readonly roles: readonly string[];
+  /** The guard, when `.secure(guard)` was used. */
+  readonly guard?: Guard;
+}
+
+/** Everything an endpoint declares: read by the router, OpenAPI and the policies. */
+export interface EndpointMeta {
+  /** Path parameter schema (an object node). */
+  readonly params?: SchemaNode;
+  /** Query schema (an object node). */
+  readonly query?: SchemaNode;
+  /** Body schema (`kind: "stream"` for a client stream). */
+  readonly body?: SchemaNode;
+  /** The primary response. */
+  readonly returns?: ReturnsMeta;
+  /** Additional documented responses. */
+  readonly responses: readonly ResponseMeta[];
+  /** Documented framework error codes. */
+  readonly mayThrow: readonly ErrorCode[];
+  /** Documented custom errors. */
+  readonly throws: readonly ResponseMeta[];
+  /** Operation description. */
+  readonly description?: string;
+  /** CORS options. */
+  readonly cors?: CorsOptions;
+  /** Rate limit. */
+  readonly rateLimit?: RateLimitOptions;
+  /** Access rules. */
+  readonly secure?: SecureMeta;
+  /** Injected providers. */
+  readonly inject?: ProviderMap;
+}
+
+/**
+ * A finished endpoint: what `.handle()` and `endpoint(fn)` return, and what route files export.
+ * The type parameters record the inferred types for tooling; they do not exist at run time.
+ */
+export interface EndpointDefinition<P = unknown, Q = unknown, B = unknown, R = unknown> {
+  /** Brand checked by `isEndpoint()`. */
+  readonly kind: "fw.endpoint";
+  /** Standard HTTP or one of the stream modes. */
+  readonly mode: EndpointMode;
+  /** The declarations. */
+  readonly meta: EndpointMeta;
+  /** The handler: `(ctx)`, or `(deps, ctx)` when `meta.inject` is set. */
+  readonly handler: (...args: never[]) => unknown;
+  /** Phantom field carrying the inferred types; never present at run time. */
+  readonly "~types"?: { params: P; query: Q; body: B; returns: R };
+}
+
+/** A value or a promise of it. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * What a standard handler may return when the declared responses have type `R`: a value of that
+ * type, or a string, `null`, `undefined`, an `HttpResponse` or a `Response` (loosely checked).
+ */
+export type HandlerResult<R> = R | string | null | HttpResponse | Response | undefined | void;
+
+/** True when `T` is the type of a `Stream()` schema. */
+export type IsStream<T> = unknown extends T ? false : [T] extends [AsyncIterable<unknown>] ? true
+: false;
+
+/** The message type of a stream type. */
+export type StreamItem<T> = T extends AsyncIterable<infer I> ? I : T;
+
+/** `ctx` of a stream endpoint (spec 4.3); served by the streaming issue's compiler. */
+export interface StreamContext<P = RawParams, Q = RawQuery, In = unknown, Out = unknown>
+  extends BaseContext<P, Q> {
+  /** Sends one message to the peer. */
+  send(message: Out): Promise<void>;
+  /** Incoming messages, each validated; ends when the peer closes. */
+  messages(): AsyncIterable<In>;
+  /** Aborted when the client disconnects. */
+  readonly signal: AbortSignal;
+}
+
+/** The `ctx` type for the given params, query, body and returns types. */
+export type ContextFor<P, Q, B, R> = IsStream<B> extends true
+  ? StreamContext<P, Q, StreamItem<B>, StreamItem<R>>
+  : IsStream<R> extends true ? StreamContext<P, Q, B, StreamItem<R>>
+  : EndpointContext<P, Q, B>;
+
+/** The return type of a handler for the given body and returns types. */
+export type ResultFor<R, X = never> = IsStream<R> extends true ? MaybePromise<void>
+  : MaybePromise<HandlerResult<R | X>>;
+
+/**
+ * The handler `.handle()` accepts: `(ctx)`, or `(deps, ctx)` after `.inject()`. `X` holds the
+ * types of the additional `.response()` bodies, which the handler may also return.
+ */
+export type EndpointHandler<P, Q, B, R, D extends ProviderMap | undefined, X = never> = D extends
+  ProviderMap ? (deps: Resolved<D>, ctx: ContextFor<P, Q, B, R>) => ResultFor<R, X>
+  : (ctx: ContextFor<P, Q, B, R>) => ResultFor<R, X>;
+
+/** The handler of `endpoint(fn)` (simple mode). */
+export type SimpleHandler = (ctx: EndpointContext) => MaybePromise<unknown>;
+
+/**
+ * The builder returned by `endpoint()`. Every method returns a new builder (builders can be
+ * shared and extended); `.handle()` finishes the definition and must come last.
+ *
+ * Type parameters: `P` params, `Q` query, `B` body, `R` primary response, `D` injected providers,
+ * `X` the bodies of additional `.response()` entries.
+ */
+export interface EndpointBuilder<
+  P = RawParams,
+  Q = RawQuery,
+  B = unknown,
+  R = unknown,
+  D extends ProviderMap | undefined = undefined,
+  X = never,
+> {
+  /** Validates (and coerces) path parameters; `ctx.params` becomes typed. */
+  params<S extends FlatSchema>(schema: S): EndpointBuilder<InferSchema<S>, Q, B, R, D, X>;
+  /** Validates (and coerces) the query string; `ctx.queryParams()` becomes typed. */
+  query<S extends FlatSchema>(schema: S): EndpointBuilder<P, InferSchema<S>, B, R, D, X>;
+  /** Validates the JSON body (`Stream(T)` for a client stream); `await ctx.body()` becomes typed. */
+  body<S extends SchemaLike>(schema: S): EndpointBuilder<P, Q, InferSchema<S>, R, D, X>;
+  /** Declares the primary response with a status and an optional body schema. */
+  returns<S extends SchemaLike = SchemaLike>(
+    status: number,
+    description?: string,
+    schema?: S,
+  ): EndpointBuilder<P, Q, B, SchemaLike extends S ? unknown : InferSchema<S>, D, X>;
+  /** Declares the primary response with status 200 (`Stream(T)` for a server stream). */
+  returns<S extends SchemaLike>(schema: S): EndpointBuilder<P, Q, B, InferSchema<S>, D, X>;
+  /** Documents an additional response (and validates it outside production). */
+  response<S extends SchemaLike = SchemaLike>(
+    status: number,
+    description: string,
+    schema?: S,
+  ): EndpointBuilder<P, Q, B, R, D, X | (SchemaLike extends S ? never : InferSchema<S>)>;
+  /** Documents framework error codes (`"NotFound"`, `"Conflict"`...); metadata only. */
+  mayThrow(...codes: ErrorCode[]): EndpointBuilder<P, Q, B, R, D, X>;
+  /** Documents a custom error response; metadata only. */
+  throws(
+    status: number,
+    description: string,
+    schema?: SchemaLike,
+  ): EndpointBuilder<P, Q, B, R, D, X>;
+  /** Sets the OpenAPI operation description. */
+  description(text: string): EndpointBuilder<P, Q, B, R, D, X>;
+  /** Enables CORS for this route. */
+  cors(options?: CorsOptions): EndpointBuilder<P, Q, B, R, D, X>;
+  /** Limits requests per window for this route. */
+  rateLimit(options: RateLimitOptions): EndpointBuilder<P, Q, B, R, D, X>;
+  /** Requires authentication, and the given scopes/roles or guard. */
+  secure(optionsOrGuard?: SecureOptions | Guard): EndpointBuilder<P, Q, B, R, D, X>;
+  /** Injects providers, resolved per request; the handler becomes `(deps, ctx)`. */
+  inject<N extends ProviderMap>(providers: N): EndpointBuilder<P, Q, B, R, N, X>;
+  /** Finishes the definition with its handler. */
+  handle(handler: EndpointHandler<P, Q, B, R, D, X>): EndpointDefinition<P, Q, B, R>;
+}
