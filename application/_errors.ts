@@ -47,3 +47,15 @@ export function errorResponse(err: unknown, logger: Logger, req?: Request): Resp
   headers.set("content-type", JSON_TYPE);
   return new Response(JSON.stringify(parts.body), { status: parts.status, headers });
 }
+
+/**
+ * Handlers known to never throw or reject (compiled endpoints map every error themselves), so the
+ * dispatcher can skip its own error wrapper.
+ */
+export const safeHandlers: WeakSet<object> = new WeakSet();
+
+/**
+ * Handlers that complete synchronously (a plain-function endpoint with no body and no injection):
+ * the dispatcher gives them a synchronous context instead of an async-context frame.
+ */
+export const syncHandlers: WeakSet<object> = new WeakSet();

@@ -20,10 +20,11 @@ import {
   type RouteHandler,
   type RouteRegistration,
   runInContext,
+  runInSyncContext,
   type ServerInfo,
   systemClock,
 } from "@fw/runtime";
-import { errorResponse, jsonError } from "./_errors.ts";
+import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
 import { traceIdOf } from "./_trace.ts";
 import type { Router } from "./router/router.ts";
 import { TrieRouter } from "./router/trie_router.ts";
@@ -51,6 +52,10 @@ export interface ApplicationOptions {
 export interface RouteEntry {
   /** The compiled handler. */
   handler: RouteHandler;
+  /** The handler wrapped so that it never throws or rejects. */
+  safe: RouteHandler;
+  /** True when the handler completes synchronously (it gets a synchronous context). */
+  sync: boolean;
   /** The registration (source file, metadata). */
   route: RouteRegistration;
 }
@@ -157,7 +162,15 @@ export class Application {
         if (this.#phase === "started") throw new Error("Cannot add a middleware after start()");
         this.#middlewares.push(mw);
       },
-      dispatch: (req, info) => this.#handle(req, info ? { ...LOCAL_INFO, ...info } : LOCAL_INFO),
+      dispatch: (req, info) =>
+        this.#handle(
+          req,
+          info === undefined
+            ? LOCAL_INFO
+            : info.server
+            ? info as RequestInfo
+            : { ...LOCAL_INFO, ...info },
+        ),
     };
     this.#handle = (req, info) => this.#route(req, info);
   }
@@ -208,8 +221,23 @@ export class Application {
       throw new TypeError(`Route "${route.method} ${route.path}" has no handler function`);
     }
     const method = route.method.toUpperCase();
+    const handler = route.handler;
+    const logger = this.#ctx.logger;
+    const safe: RouteHandler = safeHandlers.has(handler) ? handler : (req, params, info) => {
+      try {
+        const res = handler(req, params, info);
+        return res instanceof Promise ? res.catch((err) => errorResponse(err, logger, req)) : res;
+      } catch (err) {
+        return errorResponse(err, logger, req);
+      }
+    };
     try {
-      this.#router.add(method, route.path, { handler: route.handler, route });
+      this.#router.add(method, route.path, {
+        handler,
+        safe,
+        sync: syncHandlers.has(handler),
+        route,
+      });
     } catch (err) {
       const existing = this.#router.find(method, route.path.replace(/[:*]\w+/g, "x"));
       const other = existing?.value.route.source;
@@ -332,25 +360,12 @@ export class Application {
       params = decoded;
       break;
     }
-    const handler = match.value.handler;
-    const values = {
-      request: req,
-      get traceId(): string {
-        return traceIdOf(req);
-      },
-    };
-    const res = runInContext(values, () => {
-      try {
-        return handler(req, params, info);
-      } catch (err) {
-        return errorResponse(err, this.#ctx.logger, req);
-      }
-    });
-    if (head) return Promise.resolve(res).then(stripBody);
-    if (res instanceof Promise) {
-      return res.catch((err) => errorResponse(err, this.#ctx.logger, req));
-    }
-    return res;
+    const entry = match.value;
+    const values = new RequestValues(req) as unknown as Record<string, unknown>;
+    const res = entry.sync
+      ? runInSyncContext(values, () => entry.safe(req, params, info))
+      : runInContext(values, () => entry.safe(req, params, info));
+    return head ? Promise.resolve(res).then(stripBody) : res;
   }
 
   #miss(method: string, path: string): Response {
@@ -362,6 +377,18 @@ export class Application {
       .sort().join(", ");
     if (method === "OPTIONS") return new Response(null, { status: 204, headers: { allow } });
     return jsonError(405, `Method "${method}" is not allowed on "${path}"`, { allow });
+  }
+}
+
+/**
+ * The async-context values of a request: `request`, and `traceId` computed on first use (a
+ * prototype getter, so creating the values costs one small object). Nested `runInContext()`
+ * scopes keep the prototype, so they see the same trace id.
+ */
+class RequestValues {
+  constructor(readonly request: Request) {}
+  get traceId(): string {
+    return traceIdOf(this.request);
   }
 }
 

@@ -13,6 +13,7 @@
  * @module
  */
 
+import { safeHandlers, syncHandlers } from "./_errors.ts";
 import {
   type AppContext,
   compile,
@@ -287,5 +288,11 @@ export function compileEndpoint(
   }
   if (def.mode !== "unary") return compileStreamEndpoint(def, options);
   const compiled = new CompiledEndpoint(def, options);
-  return (req, params, info) => compiled.run(req, params, info);
+  const handler: RouteHandler = (req, params, info) => compiled.run(req, params, info);
+  safeHandlers.add(handler);
+  const meta = def.meta;
+  if (def.handler.constructor.name !== "AsyncFunction" && !meta.body && !meta.inject) {
+    syncHandlers.add(handler);
+  }
+  return handler;
 }

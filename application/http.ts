@@ -6,7 +6,15 @@
  * @module
  */
 
-import type { AppContext, Plugin, ServerInfo } from "@fw/runtime";
+import type { AppContext, Plugin, RequestInfo, ServerInfo } from "@fw/runtime";
+
+/** Connection facts with the peer address read only when asked (it costs a system call). */
+class ConnInfo implements RequestInfo {
+  constructor(readonly conn: Deno.ServeHandlerInfo<Deno.NetAddr>, readonly server: ServerInfo) {}
+  get remoteAddr(): Deno.NetAddr {
+    return this.conn.remoteAddr;
+  }
+}
 
 /** Options of {@linkcode http}. */
 export interface HttpOptions {
@@ -87,7 +95,7 @@ export function http(options: HttpOptions = {}): Plugin {
         port: settings.port,
         hostname: settings.hostname,
         onListen: () => {},
-      }, (req, conn) => ctx.dispatch(req, { remoteAddr: conn.remoteAddr, server: info }));
+      }, (req, conn) => ctx.dispatch(req, new ConnInfo(conn, info)));
       const addr = server.addr;
       const host = addr.hostname === "0.0.0.0"
         ? "localhost"

@@ -29,10 +29,41 @@ export interface AuthUser {
 }
 
 const storage = new AsyncLocalStorage<Record<string, unknown>>();
+let syncStore: Record<string, unknown> | undefined;
+
+/**
+ * Runs a function that completes synchronously with `values` as the context, without the cost of
+ * an async-context frame. Used by the HTTP dispatcher for handlers that are plain (non-async)
+ * functions; anything the function schedules for later (a promise callback, a timer) does not
+ * see these values, so use {@linkcode runInContext} for asynchronous work.
+ *
+ * @param values The values of this scope.
+ * @param fn A synchronous function.
+ * @returns What `fn` returns.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runInSyncContext, tryContext, useContext } from "@fw/runtime";
+ * assert.equal(runInSyncContext({ traceId: "t" }, () => useContext<{ traceId: string }>().traceId), "t");
+ * assert.equal(tryContext(), undefined);
+ * ```
+ */
+export function runInSyncContext<R>(values: Record<string, unknown>, fn: () => R): R {
+  const previous = syncStore;
+  syncStore = values;
+  try {
+    return fn();
+  } finally {
+    syncStore = previous;
+  }
+}
 
 /**
  * Runs `fn` with `values` in the async context. Inside a scope, a nested `runInContext` sees the
- * outer values and overrides only its own keys; the outer scope is never changed.
+ * outer values and overrides only its own keys; the outer scope is never changed. Read the values
+ * by property (`useContext().traceId`): some are computed on first use and are not copied by a
+ * spread.
  *
  * @param values The values of this scope.
  * @param fn The function to run.
@@ -52,8 +83,12 @@ const storage = new AsyncLocalStorage<Record<string, unknown>>();
  * ```
  */
 export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R {
-  const parent = storage.getStore();
-  return storage.run(parent ? { ...parent, ...values } : values, fn);
+  const parent = storage.getStore() ?? syncStore;
+  if (parent === undefined) return storage.run(values, fn);
+  // Keep the parent's prototype so that values computed by getters (a request's lazy trace id)
+  // stay visible in nested scopes.
+  const merged = Object.assign(Object.create(Object.getPrototypeOf(parent)), parent, values);
+  return storage.run(merged, fn);
 }
 
 /**
@@ -71,7 +106,7 @@ export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R
  * ```
  */
 export function useContext<T extends object = Record<string, unknown>>(): T {
-  const store = storage.getStore();
+  const store = storage.getStore() ?? syncStore;
   if (!store) {
     throw new Error("useContext() called outside runInContext(): no async context is active");
   }
@@ -91,5 +126,5 @@ export function useContext<T extends object = Record<string, unknown>>(): T {
  * ```
  */
 export function tryContext<T extends object = Record<string, unknown>>(): T | undefined {
-  return storage.getStore() as T | undefined;
+  return (storage.getStore() ?? syncStore) as T | undefined;
 }

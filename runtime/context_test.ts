@@ -41,3 +41,21 @@ Deno.test("runInContext() returns the function's result, sync or async", async (
   assert.equal(runInContext({}, () => 5), 5);
   assert.equal(await runInContext({}, () => Promise.resolve(6)), 6);
 });
+
+Deno.test("runInContext() nested scopes keep values computed by prototype getters", async () => {
+  class Lazy {
+    calls = 0;
+    get traceId(): string {
+      this.calls++;
+      return "lazy-trace";
+    }
+  }
+  await runInContext(new Lazy() as unknown as Record<string, unknown>, async () => {
+    await runInContext({ eventTopic: "t" }, async () => {
+      await Promise.resolve();
+      const ctx = useContext<{ traceId: string; eventTopic: string }>();
+      assert.equal(ctx.traceId, "lazy-trace");
+      assert.equal(ctx.eventTopic, "t");
+    });
+  });
+});

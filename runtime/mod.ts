@@ -29,7 +29,13 @@
  */
 
 export { type Clock, ManualClock, systemClock, type TimerHandle } from "./clock.ts";
-export { type AuthUser, runInContext, tryContext, useContext } from "./context.ts";
+export {
+  type AuthUser,
+  runInContext,
+  runInSyncContext,
+  tryContext,
+  useContext,
+} from "./context.ts";
 export {
   Container,
   isProvider,

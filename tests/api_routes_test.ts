@@ -217,3 +217,31 @@ Deno.test("http() rejects invalid options at start-up, naming the option", async
   );
   assert.throws(() => application().use(http()).use(http()), /Plugin "http" is used twice/);
 });
+
+Deno.test("each request carries a trace id in the context, from traceparent when valid", async () => {
+  const { useContext } = await import("@fw/runtime");
+  const seen: string[] = [];
+  const app = application().use(
+    api({ autoScan: false })
+      .route("GET", "/sync", endpoint(() => useContext<{ traceId: string }>().traceId))
+      .route(
+        "GET",
+        "/async",
+        endpoint(async () => {
+          await new Promise((r) => setTimeout(r, 1));
+          seen.push(useContext<{ traceId: string }>().traceId);
+          return "ok";
+        }),
+      ),
+  );
+  const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  assert.equal(
+    await (await app.request("/sync", { headers: { traceparent: parent } })).text(),
+    "4bf92f3577b34da6a3ce929d0e0e4736",
+  );
+  const fresh = await (await app.request("/sync", { headers: { traceparent: "garbage" } })).text();
+  assert.match(fresh, /^[0-9a-f]{32}$/);
+  assert.notEqual(fresh, "4bf92f3577b34da6a3ce929d0e0e4736");
+  await app.request("/async", { headers: { traceparent: parent } });
+  assert.deepEqual(seen, ["4bf92f3577b34da6a3ce929d0e0e4736"]);
+});

@@ -12,7 +12,11 @@ interface Leaf<T> {
   value: T;
   pattern: string;
   names: string[];
+  /** Prebuilt result for static routes (no allocation per lookup). */
+  match?: RouteMatch<T>;
 }
+
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 class Node<T> {
   statics?: Map<string, Node<T>>;
@@ -58,7 +62,12 @@ export class TrieRouter<T> implements Router<T> {
       if (!byMethod) this.#static.set(method, byMethod = new Map());
       const existing = byMethod.get(path);
       if (existing) throw duplicate(method, pattern, existing.pattern);
-      byMethod.set(path, { value, pattern, names: [] });
+      byMethod.set(path, {
+        value,
+        pattern,
+        names: [],
+        match: { value, params: NO_PARAMS, pattern },
+      });
       return;
     }
     let node = this.#dynamic.get(method);
@@ -97,7 +106,7 @@ export class TrieRouter<T> implements Router<T> {
   find(method: string, path: string): RouteMatch<T> | undefined {
     const p = normalise(path);
     const hit = this.#static.get(method)?.get(p);
-    if (hit) return { value: hit.value, params: {}, pattern: hit.pattern };
+    if (hit) return hit.match;
     const root = this.#dynamic.get(method);
     if (!root) return undefined;
     const values: string[] = [];
