@@ -29,6 +29,14 @@
  * @module
  */
 
+export {
+  Application,
+  application,
+  type ApplicationOptions,
+  type RouteEntry,
+} from "./application.ts";
+export { http, type HttpOptions } from "./http.ts";
+export { type Module, module } from "./module.ts";
 export { endpoint, isEndpoint } from "./endpoint.ts";
 export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
 export type {

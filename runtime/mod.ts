@@ -10,6 +10,7 @@
  * - The async context (`runInContext`, `useContext`, `tryContext`) and dependency injection
  *   (`provider`, `Container`, `Scope`).
  * - A structured logger (`createLogger`, `consoleSink`, `MemorySink`).
+ * - File discovery and the static `.gen/` loaders (`listFiles`, `renderLoader`, `loadModules`).
  * - The plugin interface applications are composed from (`Plugin`, `AppContext`).
  * - Time as a dependency (`Clock`, `systemClock`, `ManualClock` for tests).
  * - A minimal metrics interface (`Meter`, `MemoryMeter`, `noopMeter`).
@@ -150,3 +151,11 @@ export type {
   Simplify,
   StreamSchema,
 } from "./schema_types.ts";
+export {
+  importFiles,
+  listFiles,
+  type LoaderManifest,
+  loadModules,
+  type ModuleMap,
+  renderLoader,
+} from "./loader.ts";

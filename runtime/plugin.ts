@@ -99,6 +99,10 @@ export interface AppContext {
   addRoute(route: RouteRegistration): void;
   /** Adds a middleware around every request. */
   addMiddleware(mw: Middleware): void;
+  /** Routes a request through the middlewares and the router (for server plugins such as `http()`). */
+  dispatch(req: Request, info?: Partial<RequestInfo>): Response | Promise<Response>;
+  /** Records the listening address (server plugins, on start and stop). */
+  setServer(server: ServerInfo | undefined): void;
 }
 
 /** A unit of composition: `application().use(plugin)`. */

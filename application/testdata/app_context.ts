@@ -68,6 +68,10 @@ export function testApp(options: TestAppOptions = {}): TestApp {
     addMiddleware() {
       throw new Error("testApp() has no middleware chain");
     },
+    dispatch() {
+      throw new Error("testApp() has no dispatcher: use application() for routing");
+    },
+    setServer() {},
   };
   return { app, sink };
 }

@@ -1,0 +1,434 @@
+/**
+ * `application()`: the host plugins are composed into, its lifecycle (setup, warmup, start, stop)
+ * and the request dispatcher (router, 404/405, automatic HEAD and OPTIONS, async context).
+ *
+ * @module
+ */
+
+import {
+  type AppContext,
+  type Clock,
+  Container,
+  createLogger,
+  type HttpSettings,
+  type Logger,
+  type Meter,
+  type Middleware,
+  noopMeter,
+  type Plugin,
+  type RequestInfo,
+  type RouteHandler,
+  type RouteRegistration,
+  runInContext,
+  type ServerInfo,
+  systemClock,
+} from "@fw/runtime";
+import { errorResponse, jsonError } from "./_errors.ts";
+import { traceIdOf } from "./_trace.ts";
+import type { Router } from "./router/router.ts";
+import { TrieRouter } from "./router/trie_router.ts";
+
+/** Options of {@linkcode application}. */
+export interface ApplicationOptions {
+  /**
+   * The entry directory that `api()` and `events()` scan from: a path, a `file:` URL, or the
+   * entry file's `import.meta.url`. Default: the folder of `Deno.mainModule`.
+   */
+  root?: string | URL;
+  /** Logger (default: console, level from `LOG_LEVEL` or `info`). */
+  logger?: Logger;
+  /** Clock for rate limits, heartbeats and retries (default: the system clock). */
+  clock?: Clock;
+  /** DI container (default: a new one). */
+  container?: Container;
+  /** Production mode (default: `NODE_ENV === "production"`); turns off response validation. */
+  production?: boolean;
+  /** Router implementation (default: `TrieRouter`). */
+  router?: Router<RouteEntry>;
+}
+
+/** What the router stores for each route. */
+export interface RouteEntry {
+  /** The compiled handler. */
+  handler: RouteHandler;
+  /** The registration (source file, metadata). */
+  route: RouteRegistration;
+}
+
+type Phase = "new" | "warming" | "ready" | "started" | "stopped";
+
+const FETCH_SERVER: ServerInfo = Object.freeze({
+  hostname: "localhost",
+  port: 0,
+  url: "http://localhost",
+});
+const LOCAL_INFO: RequestInfo = Object.freeze({ server: FETCH_SERVER });
+
+function env(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+function resolveRoot(root: string | URL | undefined): string | undefined {
+  let value: string | undefined;
+  if (root instanceof URL) {
+    value = root.protocol === "file:" ? decodeURIComponent(root.pathname) : undefined;
+  } else if (typeof root === "string") {
+    value = root.startsWith("file:") ? decodeURIComponent(new URL(root).pathname) : root;
+  } else {
+    const main = Deno.mainModule;
+    value = main.startsWith("file:") ? decodeURIComponent(new URL(main).pathname) : undefined;
+    if (value) value = value.slice(0, value.lastIndexOf("/")) || "/";
+    return value;
+  }
+  if (value && /\.[cm]?[jt]sx?$/.test(value)) value = value.slice(0, value.lastIndexOf("/")) || "/";
+  return value?.replace(/\/+$/, "") || value;
+}
+
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  let end = url.length;
+  for (let i = start; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 63 || c === 35) {
+      end = i;
+      break;
+    }
+  }
+  return url.slice(start, end);
+}
+
+/**
+ * An application: plugins composed with `.use()`, served by `http()` or called directly with
+ * `fetch()` / `request()` in tests.
+ */
+export class Application {
+  readonly #plugins: Plugin[] = [];
+  readonly #router: Router<RouteEntry>;
+  readonly #middlewares: Middleware[] = [];
+  readonly #ctx: AppContext;
+  #phase: Phase = "new";
+  #warming?: Promise<void>;
+  #http: HttpSettings = { maxBodyBytes: 1024 * 1024, trustProxy: false };
+  #meter: Meter = noopMeter;
+  #server?: ServerInfo;
+  #handle: (req: Request, info: RequestInfo) => Response | Promise<Response>;
+
+  /**
+   * Creates an application; prefer {@linkcode application}.
+   *
+   * @param options Root, logger, clock, container, production flag and router.
+   */
+  constructor(options: ApplicationOptions = {}) {
+    this.#router = options.router ?? new TrieRouter<RouteEntry>();
+    const logger = options.logger ?? createLogger();
+    const production = options.production ?? env("NODE_ENV") === "production";
+    const entryDir = resolveRoot(options.root);
+    const container = options.container ?? new Container();
+    const clock = options.clock ?? systemClock;
+    // deno-lint-ignore no-this-alias
+    const app = this;
+    this.#ctx = {
+      logger,
+      container,
+      clock,
+      entryDir,
+      prefix: "",
+      production,
+      get meter() {
+        return app.#meter;
+      },
+      setMeter: (meter) => void (this.#meter = meter),
+      get http() {
+        return app.#http;
+      },
+      setHttp: (settings) => void (this.#http = { ...this.#http, ...settings }),
+      get server() {
+        return app.#server;
+      },
+      setServer: (server) => void (this.#server = server),
+      env,
+      addRoute: (route) => this.#addRoute(route),
+      addMiddleware: (mw) => {
+        if (this.#phase === "started") throw new Error("Cannot add a middleware after start()");
+        this.#middlewares.push(mw);
+      },
+      dispatch: (req, info) => this.#handle(req, info ? { ...LOCAL_INFO, ...info } : LOCAL_INFO),
+    };
+    this.#handle = (req, info) => this.#route(req, info);
+  }
+
+  /** The application's logger. */
+  get logger(): Logger {
+    return this.#ctx.logger;
+  }
+
+  /** The DI container. */
+  get container(): Container {
+    return this.#ctx.container;
+  }
+
+  /** The address `http()` is listening on, once started. */
+  get address(): ServerInfo | undefined {
+    return this.#server;
+  }
+
+  /** The context plugins receive (for plugin authors and tests). */
+  get context(): AppContext {
+    return this.#ctx;
+  }
+
+  /**
+   * Adds a plugin. Plugins run in the order they were added.
+   *
+   * @param plugin The plugin.
+   * @returns This application.
+   * @throws {TypeError} When the value is not a plugin, after warmup, or for a second `http()`.
+   */
+  use(plugin: Plugin): this {
+    if (!plugin || typeof plugin !== "object" || typeof plugin.name !== "string") {
+      throw new TypeError("application().use() expects a plugin (an object with a name)");
+    }
+    if (this.#phase !== "new") {
+      throw new TypeError(`Cannot use plugin "${plugin.name}" after warmup`);
+    }
+    if (plugin.name === "http" && this.#plugins.some((p) => p.name === "http")) {
+      throw new TypeError('Plugin "http" is used twice: an application has one HTTP server');
+    }
+    this.#plugins.push(plugin);
+    return this;
+  }
+
+  #addRoute(route: RouteRegistration): void {
+    if (typeof route.handler !== "function") {
+      throw new TypeError(`Route "${route.method} ${route.path}" has no handler function`);
+    }
+    const method = route.method.toUpperCase();
+    try {
+      this.#router.add(method, route.path, { handler: route.handler, route });
+    } catch (err) {
+      const existing = this.#router.find(method, route.path.replace(/[:*]\w+/g, "x"));
+      const other = existing?.value.route.source;
+      const mine = route.source ? ` (${route.source})` : "";
+      throw new Error(
+        `${(err as Error).message}${mine}${other ? `; the other one is ${other}` : ""}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /**
+   * Runs every plugin's setup, then every plugin's warmup (loading routes and handlers). Called
+   * by `start()` and by the first `fetch()`; safe to call more than once.
+   *
+   * @throws {Error} Configuration mistakes found by any plugin.
+   */
+  warmup(): Promise<void> {
+    if (this.#phase !== "new") return this.#warming ?? Promise.resolve();
+    this.#phase = "warming";
+    this.#warming = (async () => {
+      for (const p of this.#plugins) await p.setup?.(this.#ctx);
+      for (const p of this.#plugins) await p.warmup?.(this.#ctx);
+      this.#compose();
+      this.#phase = "ready";
+    })();
+    this.#warming.catch(() => this.#phase = "stopped");
+    return this.#warming;
+  }
+
+  #compose(): void {
+    let next = (req: Request, info: RequestInfo) => this.#route(req, info);
+    for (let i = this.#middlewares.length - 1; i >= 0; i--) {
+      const mw = this.#middlewares[i];
+      const inner = next;
+      next = (req, info) => mw(req, info, () => Promise.resolve(inner(req, info)));
+    }
+    this.#handle = next;
+  }
+
+  /**
+   * Warms up, then starts every plugin (`http()` starts listening).
+   *
+   * @returns This application.
+   */
+  async start(): Promise<this> {
+    await this.warmup();
+    if (this.#phase === "started") return this;
+    for (const p of this.#plugins) await p.start?.(this.#ctx);
+    this.#phase = "started";
+    return this;
+  }
+
+  /**
+   * Stops every plugin in reverse order (`http()` drains in-flight requests), then disposes the
+   * container's singletons.
+   */
+  async stop(): Promise<void> {
+    if (this.#phase === "stopped") return;
+    this.#phase = "stopped";
+    const errors: unknown[] = [];
+    for (const p of [...this.#plugins].reverse()) {
+      try {
+        await p.stop?.(this.#ctx);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    try {
+      await this.#ctx.container.dispose();
+    } catch (err) {
+      errors.push(err);
+    }
+    if (errors.length) throw new AggregateError(errors, "Stopping the application failed");
+  }
+
+  /**
+   * Handles a request without a socket (tests, serverless hosts). Warms up on first use.
+   *
+   * @param req The request.
+   * @param info Connection facts (peer address, server).
+   * @returns The response.
+   */
+  fetch(req: Request, info?: Partial<RequestInfo>): Promise<Response> {
+    const full = info ? { ...LOCAL_INFO, ...info } : LOCAL_INFO;
+    if (this.#phase !== "ready" && this.#phase !== "started") {
+      return this.warmup().then(() => this.#handle(req, full));
+    }
+    return Promise.resolve(this.#handle(req, full));
+  }
+
+  /**
+   * Shorthand for `fetch()` with a path relative to `http://localhost`.
+   *
+   * @param path Path and query, for example `/users/7?verbose=1`.
+   * @param init Request options (method, headers, body).
+   * @returns The response.
+   */
+  request(path: string, init?: RequestInit): Promise<Response> {
+    return this.fetch(new Request(new URL(path, "http://localhost"), init));
+  }
+
+  #route(req: Request, info: RequestInfo): Response | Promise<Response> {
+    const path = pathOf(req.url);
+    const method = req.method;
+    let match = this.#router.find(method, path);
+    let head = false;
+    if (!match) {
+      if (method === "HEAD") {
+        match = this.#router.find("GET", path);
+        head = match !== undefined;
+      }
+      if (!match) return this.#miss(method, path);
+    }
+    const raw = match.params;
+    let params: Record<string, string> = raw;
+    for (const _ in raw) {
+      const decoded = decodeParams(raw, match.pattern);
+      if (decoded instanceof Response) return decoded;
+      params = decoded;
+      break;
+    }
+    const handler = match.value.handler;
+    const values = {
+      request: req,
+      get traceId(): string {
+        return traceIdOf(req);
+      },
+    };
+    const res = runInContext(values, () => {
+      try {
+        return handler(req, params, info);
+      } catch (err) {
+        return errorResponse(err, this.#ctx.logger, req);
+      }
+    });
+    if (head) return Promise.resolve(res).then(stripBody);
+    if (res instanceof Promise) {
+      return res.catch((err) => errorResponse(err, this.#ctx.logger, req));
+    }
+    return res;
+  }
+
+  #miss(method: string, path: string): Response {
+    const allowed = this.#router.allowed(path);
+    if (allowed.length === 0) return jsonError(404, `No route matches "${method} ${path}"`);
+    const allow = [
+      ...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : []), "OPTIONS"]),
+    ]
+      .sort().join(", ");
+    if (method === "OPTIONS") return new Response(null, { status: 204, headers: { allow } });
+    return jsonError(405, `Method "${method}" is not allowed on "${path}"`, { allow });
+  }
+}
+
+function stripBody(res: Response): Response {
+  res.body?.cancel().catch(() => {});
+  return new Response(null, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+}
+
+function decodeParams(
+  raw: Record<string, string>,
+  pattern: string,
+): Record<string, string> | Response {
+  const out: Record<string, string> = {};
+  const catchAll = /\*(\w+)$/.exec(pattern)?.[1];
+  for (const key in raw) {
+    let value: string;
+    try {
+      value = decodeURIComponent(raw[key]);
+    } catch {
+      return jsonError(400, `Malformed percent-encoding in path parameter "${key}"`);
+    }
+    if (value.includes("\0")) {
+      return jsonError(400, `Path parameter "${key}" contains a NUL character`);
+    }
+    if (key === catchAll) {
+      const segments = raw[key].split("/").map((s) => {
+        try {
+          return decodeURIComponent(s);
+        } catch {
+          return s;
+        }
+      });
+      if (segments.some((s) => s === ".." || s === "." || s.includes("/") || s.includes("\\"))) {
+        return jsonError(400, `Path parameter "${key}" must not contain "." or ".." segments`);
+      }
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * Creates an application.
+ *
+ * @param options Root, logger, clock, container, production flag and router.
+ * @returns The application.
+ *
+ * @example Testing without a socket
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { application } from "@fw/application";
+ *
+ * const app = application().use({
+ *   name: "hello",
+ *   warmup(ctx) {
+ *     ctx.addRoute({ method: "GET", path: "/hello/:name", handler: (_req, p) => new Response(`hi ${p.name}`) });
+ *   },
+ * });
+ * const res = await app.request("/hello/ada");
+ * assert.equal(await res.text(), "hi ada");
+ * assert.equal((await app.request("/nope")).status, 404);
+ * ```
+ */
+export function application(options?: ApplicationOptions): Application {
+  return new Application(options);
+}

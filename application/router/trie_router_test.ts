@@ -1,0 +1,4 @@
+import { runRouterConformance } from "./conformance.ts";
+import { TrieRouter } from "./trie_router.ts";
+
+runRouterConformance("TrieRouter", () => new TrieRouter<string>());
