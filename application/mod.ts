@@ -36,6 +36,7 @@ export {
   type RouteEntry,
 } from "./application.ts";
 export { http, type HttpOptions } from "./http.ts";
+export { api, type ApiOptions, type ApiPlugin, type ApiRoute, type GlobalThrows } from "./api.ts";
 export { type Module, module } from "./module.ts";
 export { endpoint, isEndpoint } from "./endpoint.ts";
 export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
@@ -93,15 +94,50 @@ export {
   Uuid,
 } from "@fw/runtime";
 export type {
+  AppContext,
   AuthUser,
+  Clock,
+  Container,
+  Counter,
+  Described,
+  Histogram,
+  HttpSettings,
   InferSchema,
+  InferShape,
+  InstrumentOptions,
+  Lifetime,
+  LoaderManifest,
+  Logger,
+  LogLevel,
+  Meter,
+  MetricAttributes,
+  Middleware,
+  ModuleMap,
+  NumericBase,
+  ObjectSchema,
+  OptionalKeys,
+  OptionalSchema,
+  Plugin,
+  Provider,
+  ProviderImpl,
   ProviderMap,
+  RequestInfo,
+  RequiredKeys,
   Resolved,
+  RouteHandler,
+  RouteRegistration,
   Schema,
+  SchemaFormat,
+  SchemaKind,
   SchemaLike,
   SchemaNode,
   SchemaShape,
+  Scope,
   ServerInfo,
+  Simplify,
+  StreamSchema,
+  StringBase,
+  TimerHandle,
 } from "@fw/runtime";
 export {
   BadGatewayException,

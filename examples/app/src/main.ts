@@ -1,11 +1,18 @@
 /**
- * The example app `deno task dev` runs. The HTTP half lands with the HTTP core issue; until then
- * this prints what is available and exits.
+ * The example app `deno task dev` runs: every route file convention of spec 4.1 and every
+ * response kind of spec 4.2. Routes live in `api/`; `deno task generate` writes `.gen/api.gen.ts`.
  *
  * @module
  */
-import { Int } from "@fw/runtime";
 
-console.log(
-  `fw example app: the runtime is ready (Int schema kind: ${Int.node.kind}); HTTP routes arrive next`,
-);
+import { api, application, http } from "@fw/application";
+
+/** The application (exported so tests can call `app.fetch()` without a socket). */
+export const app = application({ root: import.meta.url })
+  .use(http({ port: Number(Deno.env.get("PORT") ?? 8000), hostname: "127.0.0.1" }))
+  .use(api());
+
+if (import.meta.main) {
+  await app.start();
+  console.log(`fw example app: try ${app.address?.url}/health and ${app.address?.url}/users`);
+}

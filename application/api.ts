@@ -1,0 +1,243 @@
+/**
+ * `api()`: the REST plugin. It discovers route files (spec 4.1) under `<entry dir>/<scanFolder>`
+ * through the generated `.gen/api.gen.ts` loader or, when that is missing or out of date, by
+ * scanning at start-up; it also takes explicit routes with `.route()`. Every endpoint is compiled
+ * once at warmup.
+ *
+ * @module
+ */
+
+import {
+  type AppContext,
+  type LoaderManifest,
+  loadModules,
+  type Plugin,
+  type SchemaLike,
+  type SchemaNode,
+  toSchemaNode,
+} from "@fw/runtime";
+import { compileEndpoint } from "./compile_endpoint.ts";
+import { isEndpoint } from "./endpoint.ts";
+import type { EndpointDefinition } from "./endpoint_types.ts";
+import { isRouteFile, routesFromModules } from "./_scan.ts";
+import { parsePattern } from "./router/router.ts";
+
+/** Options of {@linkcode api}. */
+export interface ApiOptions {
+  /** Folder scanned for route files, relative to the entry directory (default `api`). */
+  scanFolder?: string;
+  /** Discover route files (default true). With false, only `.route()` routes are served. */
+  autoScan?: boolean;
+  /** URL prefix for every route; default the enclosing module's path. */
+  prefix?: string;
+  /** Entry directory to scan from (path, `file:` URL or `import.meta.url`); default the app's. */
+  root?: string | URL;
+  /** A statically imported `.gen/api.gen.ts` default export (for Deno Deploy). */
+  manifest?: LoaderManifest;
+}
+
+/** A route the plugin serves, with its definition (for OpenAPI and tests). */
+export interface ApiRoute {
+  /** Upper-case method. */
+  method: string;
+  /** Full pattern including the prefix (`/v1/users/:id`). */
+  path: string;
+  /** Route file relative to the scan folder, or `api().route()` for explicit routes. */
+  source: string;
+  /** The endpoint definition. */
+  definition: EndpointDefinition;
+}
+
+/** A globally documented error response (`api().throws()`). */
+export interface GlobalThrows {
+  /** HTTP status. */
+  status: number;
+  /** Description. */
+  description: string;
+  /** Body schema, when given. */
+  schema?: SchemaNode;
+}
+
+/** The `api()` plugin. */
+export interface ApiPlugin extends Plugin {
+  /**
+   * Adds an explicit route.
+   *
+   * @param method HTTP method.
+   * @param path Pattern (`/users/:id`, `/files/*path`).
+   * @param definition An `endpoint()` definition.
+   * @returns This plugin.
+   */
+  route(method: string, path: string, definition: EndpointDefinition): ApiPlugin;
+  /**
+   * Documents an error response on every route (metadata only).
+   *
+   * @param status HTTP status (400..599).
+   * @param description Description.
+   * @param schema Body schema.
+   * @returns This plugin.
+   */
+  throws(status: number, description: string, schema?: SchemaLike): ApiPlugin;
+  /** The routes served, after warmup. */
+  readonly routes: readonly ApiRoute[];
+  /** The global throws. */
+  readonly globalThrows: readonly GlobalThrows[];
+  /** The options given. */
+  readonly options: Readonly<ApiOptions>;
+}
+
+const METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
+
+function normalisePrefix(prefix: string | undefined, where: string): string {
+  if (prefix === undefined || prefix === "" || prefix === "/") return "";
+  if (typeof prefix !== "string" || !prefix.startsWith("/")) {
+    throw new TypeError(`${where}: "prefix" must start with "/", got ${JSON.stringify(prefix)}`);
+  }
+  return prefix.replace(/\/+$/, "");
+}
+
+function rootDir(root: string | URL | undefined): string | undefined {
+  if (root === undefined) return undefined;
+  let path = root instanceof URL || String(root).startsWith("file:")
+    ? decodeURIComponent(new URL(String(root)).pathname)
+    : String(root);
+  if (/\.[cm]?[jt]sx?$/.test(path)) path = path.slice(0, path.lastIndexOf("/"));
+  return path.replace(/\/+$/, "") || "/";
+}
+
+/**
+ * Creates the REST plugin.
+ *
+ * @param options Scan folder, auto-scan, prefix, root and a static manifest.
+ * @returns The plugin.
+ * @throws {TypeError} For invalid options (at once) and, at start-up, a missing route folder,
+ *   invalid route files and conflicting routes (naming both files).
+ *
+ * @example Explicit routes without scanning
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { api, application, endpoint, Int } from "@fw/application";
+ *
+ * const users = api({ autoScan: false, prefix: "/v1" }).route(
+ *   "GET",
+ *   "/users/:id",
+ *   endpoint().params({ id: Int }).handle((ctx) => ({ id: ctx.params.id })),
+ * );
+ * const app = application().use(users);
+ * assert.deepEqual(await (await app.request("/v1/users/7")).json(), { id: 7 });
+ * assert.equal((await app.request("/v1/users/x")).status, 400);
+ * ```
+ */
+export function api(options: ApiOptions = {}): ApiPlugin {
+  const scanFolder = options.scanFolder ?? "api";
+  if (typeof scanFolder !== "string" || scanFolder === "" || scanFolder.startsWith("/")) {
+    throw new TypeError(
+      `api(): "scanFolder" must be a relative folder name, got ${JSON.stringify(scanFolder)}`,
+    );
+  }
+  if (options.autoScan !== undefined && typeof options.autoScan !== "boolean") {
+    throw new TypeError(`api(): "autoScan" must be a boolean`);
+  }
+  const explicitPrefix = options.prefix === undefined
+    ? undefined
+    : normalisePrefix(options.prefix, "api()");
+  const explicit: { method: string; path: string; definition: EndpointDefinition }[] = [];
+  const globalThrows: GlobalThrows[] = [];
+  const routes: ApiRoute[] = [];
+
+  const plugin: ApiPlugin = {
+    name: "api",
+    options,
+    routes,
+    globalThrows,
+    route(method, path, definition) {
+      const m = String(method).toUpperCase();
+      if (!METHOD.test(m)) {
+        throw new TypeError(`api().route(): unknown method ${JSON.stringify(method)}`);
+      }
+      parsePattern(path);
+      if (!isEndpoint(definition)) {
+        throw new TypeError(
+          `api().route("${m}", "${path}"): the definition must be made with endpoint()`,
+        );
+      }
+      explicit.push({ method: m, path, definition });
+      return plugin;
+    },
+    throws(status, description, schema) {
+      if (!Number.isInteger(status) || status < 400 || status > 599) {
+        throw new TypeError(`api().throws(): status must be an integer in 400..599, got ${status}`);
+      }
+      globalThrows.push({
+        status,
+        description: String(description),
+        schema: schema === undefined ? undefined : toSchemaNode(schema, `throws(${status})`),
+      });
+      return plugin;
+    },
+    async warmup(ctx: AppContext) {
+      const prefix = explicitPrefix ?? ctx.prefix;
+      const found: ApiRoute[] = [];
+      if (options.autoScan !== false) {
+        const root = rootDir(options.root) ?? ctx.entryDir;
+        let modules = options.manifest?.modules;
+        if (!modules) {
+          if (!root) {
+            throw new Error(
+              "api(): cannot tell where to scan for routes: pass application({ root: import.meta.url }) or api({ root })",
+            );
+          }
+          const loaded = await loadModules(root, scanFolder, "api", isRouteFile);
+          if (!loaded) {
+            throw new Error(
+              `api(): route folder "${root}/${scanFolder}" does not exist: create it, set "scanFolder", or use api({ autoScan: false })`,
+            );
+          }
+          if (loaded.stale) {
+            ctx.logger.warn(
+              `.gen/api.gen.ts is out of date with ${scanFolder}/: scanned instead; run generate`,
+            );
+          }
+          modules = loaded.modules;
+        }
+        for (const r of routesFromModules(modules)) {
+          found.push({
+            method: r.method,
+            path: joinPath(prefix, r.path),
+            source: `${scanFolder}/${r.file}`,
+            definition: r.definition,
+          });
+        }
+      }
+      for (const r of explicit) {
+        found.push({
+          method: r.method,
+          path: joinPath(prefix, r.path),
+          source: "api().route()",
+          definition: r.definition,
+        });
+      }
+      for (const r of found) {
+        const handler = compileEndpoint(r.definition, {
+          method: r.method,
+          route: r.path,
+          app: ctx,
+        });
+        ctx.addRoute({
+          method: r.method,
+          path: r.path,
+          handler,
+          source: r.source,
+          meta: r.definition,
+        });
+        routes.push(r);
+      }
+    },
+  };
+  return plugin;
+}
+
+function joinPath(prefix: string, path: string): string {
+  if (!prefix) return path;
+  return path === "/" ? prefix : prefix + path;
+}

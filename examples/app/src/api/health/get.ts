@@ -1,0 +1,4 @@
+import { endpoint } from "@fw/application";
+
+/** GET /health: a string answers as text/plain. */
+export default endpoint(() => "ok");

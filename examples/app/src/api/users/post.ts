@@ -1,0 +1,11 @@
+import { endpoint } from "@fw/application";
+import { NewUser, UserSchema } from "../../schemas.ts";
+import { Users } from "../../store.ts";
+
+/** POST /users: a validated JSON body; answers 201 with the created user. */
+export default endpoint()
+  .body(NewUser)
+  .returns(201, "Created", UserSchema)
+  .mayThrow("Conflict")
+  .inject({ users: Users })
+  .handle(async ({ users }, ctx) => users.add(await ctx.body()));
