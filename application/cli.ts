@@ -128,7 +128,18 @@ export async function main(args: string[]): Promise<number> {
       stdout: "inherit",
       stderr: "inherit",
     }).spawn();
-    return (await child.status).code;
+    const forward = (signal: Deno.Signal) => () => {
+      try {
+        child.kill(signal);
+      } catch {
+        // already gone
+      }
+    };
+    const listeners = (["SIGINT", "SIGTERM"] as const).map((sig) => [sig, forward(sig)] as const);
+    for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
+    const { code } = await child.status;
+    for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
+    return code;
   }
   console.error(`Unknown command "${command}"\n\n${USAGE}`);
   return 2;
