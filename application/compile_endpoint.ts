@@ -31,6 +31,7 @@ import {
 } from "@fw/runtime";
 import { readJsonBody } from "./body.ts";
 import { compileStreamEndpoint } from "./compile_stream.ts";
+import type { StreamOptions } from "./stream_options.ts";
 import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import { isEndpoint } from "./endpoint.ts";
@@ -47,6 +48,8 @@ export interface CompileEndpointOptions {
   route: string;
   /** The application the endpoint runs in. */
   app: AppContext;
+  /** Settings of stream connections (stream endpoints only; `api({ streams })`). */
+  streams?: StreamOptions;
 }
 
 type AnyHandler = (...args: unknown[]) => unknown;
@@ -255,7 +258,7 @@ class CompiledEndpoint {
  * @param options Method, full route pattern and the application context.
  * @returns The route handler.
  * @throws {TypeError} When `def` is not an endpoint, a schema cannot be compiled for its area (a
- *   nested object in `.params()`), or the endpoint is a stream endpoint (not supported yet).
+ *   nested object in `.params()`), or a stream endpoint is invalid (see `compileStreamEndpoint()`).
  *
  * @example
  * ```ts

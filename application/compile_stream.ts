@@ -1,28 +1,380 @@
 /**
- * Compiles stream endpoints (spec 4.3: server-stream over SSE or WebSocket, client-stream and
- * bidirectional over WebSocket). Not implemented yet: the streaming issue fills this in, and until
- * then a stream endpoint fails at warmup, naming the route.
+ * Compiles stream endpoints (spec 4.3): server streams over Server-Sent Events or a WebSocket,
+ * client and bidirectional streams over a WebSocket.
+ *
+ * Per request, before any byte is streamed: the transport is chosen (`Upgrade: websocket`, else
+ * `Accept: text/event-stream` for server streams, else 400), params and query are validated
+ * (400), a server stream's SSE body is read and validated, and injected providers are resolved.
+ * Only then is the SSE response or the WebSocket upgrade returned and the handler started.
+ *
+ * The handler's end closes the connection normally (SSE end of stream, WebSocket 1000); a
+ * client stream's result is sent as the last message first. A handler error is logged when it
+ * is not an `HttpException` and reaches the client as the error envelope: an `event: error` SSE
+ * event, or `{"error": envelope}` and close code 1011. When the client leaves, `ctx.signal`
+ * aborts, `ctx.send()` rejects with that abort (ending the handler quietly), a returned async
+ * iterator is stopped, and the DI scope is disposed.
  *
  * @module
  */
 
-import type { RouteHandler } from "@fw/runtime";
-import type { EndpointDefinition } from "./endpoint_types.ts";
+import {
+  type AppContext,
+  compile,
+  type RequestInfo,
+  type ProviderMap,
+  type RouteHandler,
+  type Schema,
+  type SchemaNode,
+  type Scope,
+  toErrorResponse,
+  type Validator,
+} from "@fw/runtime";
+import { jsonError, safeHandlers } from "./_errors.ts";
+import { type LiveStream, StreamRequestContext, trackStream } from "./_stream_context.ts";
+import { readJsonBody } from "./body.ts";
 import type { CompileEndpointOptions } from "./compile_endpoint.ts";
+import type { EndpointDefinition, EndpointMode } from "./endpoint_types.ts";
+import type { ContextShared, RawParams } from "./request_context.ts";
+import { SseStream } from "./sse.ts";
+import { CloseCode, WebSocketChannel } from "./websocket.ts";
+import { checkStreamOptions, type ResolvedStreamOptions } from "./stream_options.ts";
+
+type AnyHandler = (...args: unknown[]) => unknown;
+
+const JSON_HEADERS: HeadersInit = { "content-type": "application/json; charset=utf-8" };
+const SSE_HEADERS: HeadersInit = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+};
+
+function validator(
+  node: SchemaNode | undefined,
+  area: "params" | "query" | "body" | "message",
+  label: string,
+): Validator<unknown> | undefined {
+  if (node === undefined) return undefined;
+  try {
+    return compile({ node } as Schema<unknown>, area) as Validator<unknown>;
+  } catch (error) {
+    throw new TypeError(`Cannot compile route "${label}": ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === "object" && value !== null &&
+    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === "function";
+}
+
+function wantsWebSocket(req: Request): boolean {
+  const upgrade = req.headers.get("upgrade");
+  return upgrade !== null && upgrade.toLowerCase() === "websocket";
+}
+
+function wantsSse(req: Request): boolean {
+  return req.headers.get("accept")?.includes("text/event-stream") === true;
+}
+
+function invalid(errors: { field: string; message: string }[]): Response {
+  const message = errors.map((e) => e.message).join("; ");
+  return new Response(JSON.stringify({ message, errors }), { status: 400, headers: JSON_HEADERS });
+}
+
+function abortPromise(signal: AbortSignal): { promise: Promise<typeof ABORTED>; dispose(): void } {
+  let listener: (() => void) | undefined;
+  const promise = new Promise<typeof ABORTED>((resolve) => {
+    if (signal.aborted) return resolve(ABORTED);
+    listener = () => resolve(ABORTED);
+    signal.addEventListener("abort", listener, { once: true });
+  });
+  return { promise, dispose: () => listener && signal.removeEventListener("abort", listener) };
+}
+
+const ABORTED = Symbol("aborted");
+
+/** A compiled stream endpoint; `run` is the route handler. */
+class CompiledStream {
+  readonly #mode: Exclude<EndpointMode, "unary">;
+  readonly #handler: AnyHandler;
+  readonly #inject: ProviderMap | undefined;
+  readonly #params: Validator<unknown> | undefined;
+  readonly #query: Validator<unknown> | undefined;
+  readonly #body: Validator<unknown> | undefined;
+  readonly #bodyOptional: boolean;
+  readonly #inbound: Validator<unknown> | undefined;
+  readonly #outbound: Validator<unknown> | undefined;
+  readonly #result: Validator<unknown> | undefined;
+  readonly #shared: ContextShared;
+  readonly #app: AppContext;
+  readonly #label: string;
+  readonly #options: ResolvedStreamOptions;
+
+  constructor(def: EndpointDefinition, { method, route, app, streams }: CompileEndpointOptions) {
+    const meta = def.meta;
+    this.#label = `${method} ${route}`;
+    if (method !== "GET") {
+      throw new TypeError(
+        `Cannot compile route "${this.#label}": stream endpoints are GET routes (a WebSocket upgrade or an EventSource request)`,
+      );
+    }
+    this.#mode = def.mode as Exclude<EndpointMode, "unary">;
+    this.#handler = def.handler as AnyHandler;
+    this.#inject = meta.inject;
+    this.#params = validator(meta.params, "params", this.#label);
+    this.#query = validator(meta.query, "query", this.#label);
+    const bodyIsStream = meta.body?.kind === "stream";
+    this.#body = bodyIsStream ? undefined : validator(meta.body, "body", this.#label);
+    this.#bodyOptional = meta.body?.optional === true;
+    this.#inbound = bodyIsStream ? validator(meta.body, "message", this.#label) : undefined;
+    const returns = meta.returns?.schema;
+    this.#outbound = returns?.kind === "stream"
+      ? validator(returns, "message", this.#label)
+      : undefined;
+    this.#result = returns !== undefined && returns.kind !== "stream"
+      ? validator(returns, "message", this.#label)
+      : undefined;
+    this.#shared = { route, app, status: 200 };
+    this.#app = app;
+    this.#options = checkStreamOptions(streams, this.#label);
+  }
+
+  async run(req: Request, params: RawParams, info: RequestInfo): Promise<Response> {
+    try {
+      const ws = wantsWebSocket(req);
+      if (!ws && (this.#mode !== "server-stream" || !wantsSse(req))) {
+        return jsonError(
+          400,
+          this.#mode === "server-stream"
+            ? `Stream endpoint "${this.#label}" needs "Accept: text/event-stream" or a WebSocket upgrade`
+            : `Stream endpoint "${this.#label}" needs a WebSocket upgrade`,
+        );
+      }
+      const ctx = new StreamRequestContext(
+        req,
+        params,
+        info,
+        this.#shared,
+        ws ? "websocket" : "sse",
+        this.#outbound,
+        this.#label,
+      );
+      if (this.#params !== undefined) {
+        const r = this.#params(params);
+        if (!r.ok) return invalid(r.errors);
+        ctx.params = r.value as RawParams;
+      }
+      if (this.#query !== undefined) {
+        const r = this.#query(ctx.searchParams());
+        if (!r.ok) return invalid(r.errors);
+        ctx._query = r.value as Record<string, string>;
+      }
+      if (!ws && this.#body !== undefined) {
+        const raw = await readJsonBody(req, this.#app.http.maxBodyBytes);
+        if (raw === undefined && !this.#bodyOptional) {
+          return invalid([{ field: "body", message: "body is required" }]);
+        }
+        if (raw !== undefined) {
+          const r = this.#body(raw);
+          if (!r.ok) return invalid(r.errors);
+          ctx._streamBody = r.value;
+        }
+      }
+      if (req.method === "HEAD") return new Response(null, { status: 200, headers: SSE_HEADERS });
+      let scope: Scope | undefined;
+      let deps: unknown;
+      if (this.#inject !== undefined) {
+        scope = this.#app.container.createScope();
+        try {
+          deps = await scope.resolveAll(this.#inject);
+        } catch (error) {
+          await this.#dispose(scope);
+          throw error;
+        }
+      }
+      return ws ? this.#upgrade(req, ctx, scope, deps) : this.#sse(ctx, scope, deps);
+    } catch (error) {
+      return this.#httpError(error);
+    }
+  }
+
+  #sse(ctx: StreamRequestContext, scope: Scope | undefined, deps: unknown): Response {
+    const o = this.#options;
+    const stream = new SseStream({
+      clock: this.#app.clock,
+      heartbeatMs: o.heartbeatMs,
+      highWaterMark: o.sseHighWaterMark,
+      lastEventId: ctx.lastEventId,
+      retryMs: o.retryMs,
+    });
+    ctx._sse = stream;
+    const done = this.#serve(ctx, scope, deps, {
+      end: () => stream.close(),
+      fail: (envelope) => {
+        stream.sendJson(JSON.stringify(envelope), { event: "error" }).catch(() => {});
+        stream.close();
+      },
+      closed: stream.done,
+    });
+    trackStream(this.#app, { shutdown: () => stream.close(), done });
+    return stream.response();
+  }
+
+  #upgrade(
+    req: Request,
+    ctx: StreamRequestContext,
+    scope: Scope | undefined,
+    deps: unknown,
+  ): Response {
+    let upgraded: { socket: WebSocket; response: Response };
+    try {
+      upgraded = Deno.upgradeWebSocket(req);
+    } catch (error) {
+      if (scope !== undefined) void this.#dispose(scope);
+      return jsonError(400, `Cannot upgrade to a WebSocket: ${(error as Error).message}`);
+    }
+    const o = this.#options;
+    const channel = new WebSocketChannel(upgraded.socket, {
+      inbound: this.#inbound ?? this.#body,
+      label: this.#label,
+      maxMessageBytes: o.maxMessageBytes,
+      maxQueuedMessages: o.maxQueuedMessages,
+      idleTimeoutMs: o.idleTimeoutMs,
+      highWaterMark: o.wsHighWaterMark,
+      clock: this.#app.clock,
+    });
+    ctx._ws = channel;
+    ctx._streamIn = this.#mode !== "server-stream";
+    const closed = channel.closed.then(() => {});
+    const done = this.#serve(ctx, scope, deps, {
+      end: () => channel.close(CloseCode.Normal),
+      fail: (envelope) => channel.fail(CloseCode.InternalError, envelope),
+      closed,
+      before: this.#mode === "server-stream" ? () => this.#firstMessage(ctx, channel) : undefined,
+    });
+    const live: LiveStream = {
+      shutdown: () => channel.close(CloseCode.GoingAway, "Server is stopping"),
+      done,
+    };
+    trackStream(this.#app, live);
+    return upgraded.response;
+  }
+
+  /** Server stream over a WebSocket: the first message is the body; later ones are dropped. */
+  async #firstMessage(ctx: StreamRequestContext, channel: WebSocketChannel): Promise<boolean> {
+    if (this.#body === undefined) {
+      channel.discardIncoming();
+      return true;
+    }
+    const it = channel.messages();
+    const first = await it.next();
+    channel.discardIncoming();
+    if (first.done) return false;
+    ctx._streamBody = first.value;
+    return true;
+  }
+
+  async #serve(
+    ctx: StreamRequestContext,
+    scope: Scope | undefined,
+    deps: unknown,
+    transport: {
+      end(): void;
+      fail(envelope: ReturnType<typeof toErrorResponse>["body"]): void;
+      closed: Promise<void>;
+      before?: () => Promise<boolean>;
+    },
+  ): Promise<void> {
+    const signal = ctx.signal;
+    try {
+      if (transport.before !== undefined && !(await transport.before())) return;
+      const result = this.#inject !== undefined
+        ? this.#handler(deps, ctx)
+        : this.#handler(ctx);
+      const final = await this.#drive(result, ctx);
+      if (this.#mode === "client-stream" && final !== undefined && !signal.aborted) {
+        await ctx.sendValidated(final, this.#result);
+      }
+    } catch (error) {
+      if (signal.aborted && (error === signal.reason || (error as Error)?.name === "AbortError")) {
+        // the client left: the handler stopped quietly
+      } else {
+        const { body, internal } = toErrorResponse(error);
+        if (internal) this.#app.logger.error(`Unhandled error in ${this.#label}`, { error });
+        if (!signal.aborted) transport.fail(body);
+      }
+    } finally {
+      transport.end();
+      await transport.closed;
+      if (scope !== undefined) await this.#dispose(scope);
+    }
+  }
+
+  async #drive(result: unknown, ctx: StreamRequestContext): Promise<unknown> {
+    if (result instanceof Promise) result = await result;
+    if (this.#mode === "client-stream" || !isAsyncIterable(result)) return result;
+    const iterator = result[Symbol.asyncIterator]();
+    const aborted = abortPromise(ctx.signal);
+    let finished = false;
+    try {
+      for (;;) {
+        const step = await Promise.race([iterator.next(), aborted.promise]);
+        if (step === ABORTED || step.done) {
+          finished = step !== ABORTED;
+          break;
+        }
+        await ctx.send(step.value);
+      }
+    } finally {
+      aborted.dispose();
+      if (!finished) {
+        Promise.resolve(iterator.return?.()).catch((error) =>
+          this.#app.logger.error(`Failed to stop the iterator of ${this.#label}`, { error })
+        );
+      }
+    }
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    return undefined;
+  }
+
+  async #dispose(scope: Scope): Promise<void> {
+    try {
+      await scope.dispose();
+    } catch (error) {
+      this.#app.logger.error(`Failed to dispose the request scope of ${this.#label}`, { error });
+    }
+  }
+
+  #httpError(error: unknown): Response {
+    const { status, body, headers, internal } = toErrorResponse(error);
+    if (internal) this.#app.logger.error(`Unhandled error in ${this.#label}`, { error });
+    const all = new Headers(headers);
+    all.set("content-type", "application/json; charset=utf-8");
+    return new Response(JSON.stringify(body), { status, headers: all });
+  }
+}
 
 /**
- * Compiles a stream endpoint.
+ * Compiles a stream endpoint (mode `server-stream`, `client-stream` or `bidi`) into a route
+ * handler. `compileEndpoint()` calls it for stream definitions.
  *
  * @param def An endpoint whose `.body()` or `.returns()` is a `Stream()`.
- * @param options Method, route and application context.
- * @returns Never, for now.
- * @throws {TypeError} Always: stream endpoints are not supported yet.
+ * @param options Method (must be GET), route, application context and stream settings.
+ * @returns The route handler.
+ * @throws {TypeError} At start-up: for a method other than GET, a schema that cannot be compiled,
+ *   or an invalid stream option (named).
  */
 export function compileStreamEndpoint(
   def: EndpointDefinition,
   options: CompileEndpointOptions,
 ): RouteHandler {
-  throw new TypeError(
-    `Cannot compile route "${options.method} ${options.route}": ${def.mode} stream endpoints are not supported yet`,
-  );
+  if (def.mode === "unary") {
+    throw new TypeError(
+      `Cannot compile route "${options.method} ${options.route}": not a stream endpoint`,
+    );
+  }
+  const compiled = new CompiledStream(def, options);
+  const handler: RouteHandler = (req, params, info) => compiled.run(req, params, info);
+  safeHandlers.add(handler);
+  return handler;
 }

@@ -152,25 +152,61 @@ export type IsStream<T> = unknown extends T ? false : [T] extends [AsyncIterable
 /** The message type of a stream type. */
 export type StreamItem<T> = T extends AsyncIterable<infer I> ? I : T;
 
-/** `ctx` of a stream endpoint (spec 4.3); served by the streaming issue's compiler. */
+/** How a stream endpoint is connected: Server-Sent Events or a WebSocket. */
+export type StreamTransport = "sse" | "websocket";
+
+/** Options of `ctx.send()`; they apply to Server-Sent Events and are ignored on WebSockets. */
+export interface StreamSendOptions {
+  /** Event id (`id:`); default the next number after the previous one (or `Last-Event-ID`). */
+  readonly id?: string | number;
+  /** Event name (`event:`); default none, so the browser fires `message`. */
+  readonly event?: string;
+}
+
+/**
+ * `ctx` of a client-stream or bidirectional endpoint (spec 4.3), and the base of the
+ * server-stream `ctx`; served by `compileStreamEndpoint()`.
+ */
 export interface StreamContext<P = RawParams, Q = RawQuery, In = unknown, Out = unknown>
   extends BaseContext<P, Q> {
-  /** Sends one message to the peer. */
-  send(message: Out): Promise<void>;
-  /** Incoming messages, each validated; ends when the peer closes. */
+  /**
+   * Sends one message to the peer after validating it against the `Stream()` schema of
+   * `.returns()`; settles once the transport has room (back-pressure). After the peer left it
+   * rejects with an `AbortError`, which ends the handler quietly.
+   */
+  send(message: Out, options?: StreamSendOptions): Promise<void>;
+  /** Incoming messages, each validated; ends when the peer ends its stream or closes. */
   messages(): AsyncIterable<In>;
-  /** Aborted when the client disconnects. */
+  /** Aborted when the connection ends (the client disconnected, or the server is stopping). */
   readonly signal: AbortSignal;
+  /** The `Last-Event-ID` request header, so a resumed stream can continue where it stopped. */
+  readonly lastEventId: string | undefined;
+  /** The transport this connection uses. */
+  readonly transport: StreamTransport;
+}
+
+/**
+ * `ctx` of a server-stream endpoint: `body()` is the one input message (the request body over
+ * SSE, the first message over a WebSocket); `messages()` yields nothing.
+ */
+export interface ServerStreamContext<P = RawParams, Q = RawQuery, B = unknown, Out = unknown>
+  extends StreamContext<P, Q, never, Out> {
+  /** The validated body (`undefined` without `.body()`). */
+  body(): Promise<B>;
 }
 
 /** The `ctx` type for the given params, query, body and returns types. */
 export type ContextFor<P, Q, B, R> = IsStream<B> extends true
   ? StreamContext<P, Q, StreamItem<B>, StreamItem<R>>
-  : IsStream<R> extends true ? StreamContext<P, Q, B, StreamItem<R>>
+  : IsStream<R> extends true ? ServerStreamContext<P, Q, B, StreamItem<R>>
   : EndpointContext<P, Q, B>;
 
-/** The return type of a handler for the given body and returns types. */
-export type ResultFor<R, X = never> = IsStream<R> extends true ? MaybePromise<void>
+/**
+ * The return type of a handler for the given body and returns types. A server-stream or
+ * bidirectional handler may return an async iterable of messages instead of calling `send()`.
+ */
+export type ResultFor<R, X = never> = IsStream<R> extends true
+  ? MaybePromise<void | AsyncIterable<StreamItem<R>>>
   : MaybePromise<HandlerResult<R | X>>;
 
 /**

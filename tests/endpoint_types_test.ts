@@ -16,6 +16,7 @@ import {
   Optional,
   schema,
   Stream,
+  type ServerStreamContext,
   type StreamContext,
 } from "@fw/application";
 import { provider } from "@fw/runtime";
@@ -146,7 +147,12 @@ Deno.test("endpoint() gives stream endpoints a stream ctx", () => {
     expectType<
       Equal<
         typeof ctx,
-        StreamContext<Record<string, string>, Record<string, string>, unknown, { text: string }>
+        ServerStreamContext<
+          Record<string, string>,
+          Record<string, string>,
+          unknown,
+          { text: string }
+        >
       >
     >(true);
     await ctx.send({ text: "hi" });

@@ -1,0 +1,364 @@
+/**
+ * Server-Sent Events: the wire encoding and a bounded, pull-based event stream for one client.
+ *
+ * {@linkcode SseStream} produces the body of a `text/event-stream` response. Events carry a
+ * monotonic `id:` (continuing after the client's `Last-Event-ID` when it is a number) and JSON
+ * `data:`; a comment is written every `heartbeatMs` (15 s) so proxies keep the connection open.
+ * The body is pull-based: events wait in a queue of at most `highWaterMark` bytes until the socket
+ * takes them, and `send()` resolves only once its event fits, so a client that stops reading
+ * stops the sender instead of growing server memory. When the client goes away the stream
+ * aborts its `signal`, clears its timer and rejects pending and later sends with the abort reason.
+ *
+ * @module
+ */
+
+import { type Clock, systemClock, type TimerHandle } from "@fw/runtime";
+
+/** Default interval between heartbeat comments (15 s). */
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+/** Default bound of the queue of unsent events, in UTF-16 code units (about bytes). */
+export const DEFAULT_SSE_HIGH_WATER_MARK: number = 64 * 1024;
+
+const encoder = new TextEncoder();
+const FIELD_BREAK = /[\r\n\0]/;
+const LINE_BREAK = /\r\n|\r|\n/;
+const HEARTBEAT = ": ping\n\n";
+/** Queued text beyond this many high-water marks means `send()` was not awaited. */
+const HARD_LIMIT_FACTOR = 8;
+
+/** The fields of one event. */
+export interface SseEventFields {
+  /** Event id (`id:`); the client echoes the last one in `Last-Event-ID` when it reconnects. */
+  id?: string | number;
+  /** Event name (`event:`); without one the browser dispatches a `message` event. */
+  event?: string;
+  /** Reconnection delay the client should use, in milliseconds (`retry:`). */
+  retry?: number;
+}
+
+/** Options of one `send()`. */
+export interface SseSendOptions {
+  /** Explicit id; a number also moves the automatic counter. Default: the next number. */
+  id?: string | number;
+  /** Event name. */
+  event?: string;
+}
+
+/** Options of {@linkcode SseStream}. */
+export interface SseStreamOptions {
+  /** Clock for heartbeats (default: the system clock). */
+  clock?: Clock;
+  /** Milliseconds between heartbeat comments; 0 turns them off. Default 15 000. */
+  heartbeatMs?: number;
+  /** Most text queued before `send()` waits for the client (default 64 KiB). */
+  highWaterMark?: number;
+  /** The request's `Last-Event-ID`; a non-negative integer makes ids continue after it. */
+  lastEventId?: string;
+  /** Sends `retry:` first, telling the browser how long to wait before reconnecting. */
+  retryMs?: number;
+}
+
+function checkField(value: string, name: string): string {
+  if (FIELD_BREAK.test(value)) {
+    throw new TypeError(`Invalid SSE ${name} ${JSON.stringify(value)}: it must be a single line`);
+  }
+  return value;
+}
+
+/**
+ * Encodes one event in the `text/event-stream` format. Multi-line data becomes several `data:`
+ * lines (the browser joins them with `\n`).
+ *
+ * @param data The data (JSON text for fw streams).
+ * @param fields Id, event name and retry delay.
+ * @returns The event text, ending with a blank line.
+ * @throws {TypeError} When the id or event name contains a line break or NUL.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { encodeSseEvent } from "@fw/application";
+ * assert.equal(encodeSseEvent('{"n":1}', { id: 7 }), 'id: 7\ndata: {"n":1}\n\n');
+ * assert.equal(encodeSseEvent("a\nb", { event: "note" }), "event: note\ndata: a\ndata: b\n\n");
+ * ```
+ */
+export function encodeSseEvent(data: string, fields: SseEventFields = {}): string {
+  let out = "";
+  if (fields.event !== undefined) out += `event: ${checkField(fields.event, "event name")}\n`;
+  if (fields.id !== undefined) out += `id: ${checkField(String(fields.id), "id")}\n`;
+  if (fields.retry !== undefined) out += `retry: ${Math.max(0, Math.floor(fields.retry))}\n`;
+  if (!LINE_BREAK.test(data)) return `${out}data: ${data}\n\n`;
+  for (const line of data.split(LINE_BREAK)) out += `data: ${line}\n`;
+  return out + "\n";
+}
+
+function startId(lastEventId: string | undefined): number {
+  if (lastEventId === undefined || !/^\d{1,15}$/.test(lastEventId)) return 0;
+  return Number(lastEventId);
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(reason: unknown): void;
+}
+
+/**
+ * One client's event stream: give {@linkcode SseStream.readable} (or
+ * {@linkcode SseStream.response}) to the HTTP server and call `send()`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SseStream } from "@fw/application";
+ *
+ * const stream = new SseStream({ heartbeatMs: 0, lastEventId: "41" });
+ * const res = stream.response();
+ * await stream.send({ text: "hello" });
+ * stream.close();
+ * assert.equal(res.headers.get("content-type"), "text/event-stream; charset=utf-8");
+ * assert.equal(await res.text(), 'id: 42\ndata: {"text":"hello"}\n\n');
+ * ```
+ */
+export class SseStream {
+  /** The response body. */
+  readonly readable: ReadableStream<Uint8Array>;
+  readonly #clock: Clock;
+  readonly #heartbeatMs: number;
+  readonly #highWaterMark: number;
+  readonly #abort = new AbortController();
+  readonly #done: Promise<void>;
+  #resolveDone!: () => void;
+  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  #queue: string[] = [];
+  #queued = 0;
+  #waiters: Waiter[] = [];
+  #pullWaiter: (() => void) | undefined;
+  #timer: TimerHandle | undefined;
+  #nextId: number;
+  #lastId: string | undefined;
+  #closing = false;
+  #ended = false;
+
+  /**
+   * Creates a stream; heartbeats start at once.
+   *
+   * @param options Clock, heartbeat interval, queue bound, `Last-Event-ID` and retry delay.
+   * @throws {RangeError} For a negative heartbeat interval or a high-water mark below 1.
+   */
+  constructor(options: SseStreamOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.#heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    this.#highWaterMark = options.highWaterMark ?? DEFAULT_SSE_HIGH_WATER_MARK;
+    if (!(this.#heartbeatMs >= 0)) {
+      throw new RangeError(`Invalid SSE option "heartbeatMs": expected >= 0, got ${this.#heartbeatMs}`);
+    }
+    if (!(this.#highWaterMark >= 1)) {
+      throw new RangeError(
+        `Invalid SSE option "highWaterMark": expected >= 1, got ${this.#highWaterMark}`,
+      );
+    }
+    this.#nextId = startId(options.lastEventId);
+    this.#done = new Promise((resolve) => this.#resolveDone = resolve);
+    this.readable = new ReadableStream<Uint8Array>({
+      start: (controller) => void (this.#controller = controller),
+      pull: (controller) => this.#pull(controller),
+      cancel: () => this.#end(new DOMException("The client disconnected", "AbortError")),
+    }, { highWaterMark: 0 });
+    if (options.retryMs !== undefined) this.#push(`retry: ${Math.floor(options.retryMs)}\n\n`);
+    this.#schedule();
+  }
+
+  /** Aborted when the stream ends: the client left, or `close()` / `destroy()` was called. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** Settles once the stream has ended and its timer is cleared. */
+  get done(): Promise<void> {
+    return this.#done;
+  }
+
+  /** True once no more events can be sent. */
+  get closed(): boolean {
+    return this.#closing || this.#ended;
+  }
+
+  /** The id of the last event sent (or the `Last-Event-ID` the stream resumed from). */
+  get lastId(): string | undefined {
+    return this.#lastId ?? (this.#nextId > 0 ? String(this.#nextId) : undefined);
+  }
+
+  /**
+   * A `200 text/event-stream` response streaming this body, uncached and unbuffered by proxies.
+   *
+   * @param headers Extra headers.
+   * @returns The response.
+   */
+  response(headers?: HeadersInit): Response {
+    const all = new Headers(headers);
+    all.set("content-type", "text/event-stream; charset=utf-8");
+    all.set("cache-control", "no-cache");
+    all.set("x-accel-buffering", "no");
+    return new Response(this.readable, { status: 200, headers: all });
+  }
+
+  /**
+   * Sends a value as JSON data.
+   *
+   * @param value A JSON-serialisable value.
+   * @param options Id and event name.
+   * @returns Settles when the event fits in the queue (immediately unless the client lags).
+   * @throws {DOMException} (rejection, `AbortError`) Once the stream has ended.
+   */
+  send(value: unknown, options?: SseSendOptions): Promise<void> {
+    if (this.closed) return Promise.reject(this.#reason());
+    return this.sendJson(JSON.stringify(value), options);
+  }
+
+  /**
+   * Sends data that is already JSON text (or any text).
+   *
+   * @param data The data.
+   * @param options Id and event name.
+   * @returns Settles when the event fits in the queue.
+   * @throws {DOMException} (rejection, `AbortError`) Once the stream has ended.
+   * @throws {RangeError} (rejection) When far more than `highWaterMark` is queued because sends
+   *   were not awaited.
+   */
+  sendJson(data: string, options?: SseSendOptions): Promise<void> {
+    if (this.closed) return Promise.reject(this.#reason());
+    let id: string;
+    if (options?.id === undefined) {
+      id = String(++this.#nextId);
+    } else if (typeof options.id === "number" && Number.isSafeInteger(options.id)) {
+      this.#nextId = options.id;
+      id = String(options.id);
+    } else {
+      id = String(options.id);
+    }
+    let text: string;
+    try {
+      text = encodeSseEvent(data, { id, event: options?.event });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (this.#queued > this.#highWaterMark * HARD_LIMIT_FACTOR) {
+      return Promise.reject(
+        new RangeError(
+          `SSE queue is full (${this.#queued} characters unsent): await each send() before the next`,
+        ),
+      );
+    }
+    this.#lastId = id;
+    this.#push(text);
+    if (this.#queued <= this.#highWaterMark) return Promise.resolve();
+    return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
+  }
+
+  /**
+   * Writes a comment line (ignored by clients; keeps proxies from timing out).
+   *
+   * @param text Comment text (one line).
+   */
+  comment(text: string): void {
+    if (!this.closed) this.#push(`: ${checkField(text, "comment")}\n\n`);
+  }
+
+  /** Ends the stream after the queued events are delivered. */
+  close(): void {
+    if (this.closed) return;
+    this.#closing = true;
+    this.#clearTimer();
+    this.#wakePull();
+  }
+
+  /**
+   * Ends the stream at once, dropping unsent events, and aborts the response (server shutdown).
+   *
+   * @param reason The abort reason (default an `AbortError`).
+   */
+  destroy(reason?: unknown): void {
+    if (this.#ended) return;
+    const why = reason ?? new DOMException("The stream was closed by the server", "AbortError");
+    try {
+      this.#controller.error(why);
+    } catch {
+      // already closed
+    }
+    this.#end(why);
+  }
+
+  #reason(): unknown {
+    return this.#abort.signal.reason ??
+      new DOMException("The stream was closed by the server", "AbortError");
+  }
+
+  #push(text: string): void {
+    this.#queue.push(text);
+    this.#queued += text.length;
+    this.#wakePull();
+  }
+
+  #wakePull(): void {
+    const wake = this.#pullWaiter;
+    if (wake !== undefined) {
+      this.#pullWaiter = undefined;
+      wake();
+    }
+  }
+
+  #pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> | void {
+    if (this.#ended) return;
+    if (this.#queue.length === 0) {
+      if (this.#closing) {
+        controller.close();
+        this.#end(new DOMException("The stream was closed by the server", "AbortError"));
+        return;
+      }
+      return new Promise<void>((resolve) => this.#pullWaiter = resolve).then(() =>
+        this.#pull(controller)
+      );
+    }
+    const text = this.#queue.length === 1 ? this.#queue[0] : this.#queue.join("");
+    this.#queue = [];
+    this.#queued = 0;
+    controller.enqueue(encoder.encode(text));
+    const waiters = this.#waiters;
+    if (waiters.length > 0) {
+      this.#waiters = [];
+      for (const w of waiters) w.resolve();
+    }
+  }
+
+  #schedule(): void {
+    if (this.#heartbeatMs > 0) this.#timer = this.#clock.setTimeout(this.#beat, this.#heartbeatMs);
+  }
+
+  #beat = (): void => {
+    this.#timer = undefined;
+    if (this.closed) return;
+    if (this.#queue.length === 0) this.#push(HEARTBEAT);
+    this.#schedule();
+  };
+
+  #clearTimer(): void {
+    if (this.#timer !== undefined) {
+      this.#clock.clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  #end(reason: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#clearTimer();
+    this.#queue = [];
+    this.#queued = 0;
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w.reject(reason);
+    this.#wakePull();
+    this.#abort.abort(reason);
+    this.#resolveDone();
+  }
+}

@@ -1,0 +1,522 @@
+/**
+ * JSON message channels over WebSocket: validated, bounded and timed.
+ *
+ * {@linkcode WebSocketChannel} wraps one server-side `WebSocket`. Incoming text frames are parsed
+ * as JSON and validated; `messages()` yields them in order and ends when the peer closes.
+ * `send()` validates (when given a validator), serialises and waits while the socket's
+ * `bufferedAmount` is above the high-water mark, so a peer that stops reading stops the sender.
+ *
+ * An empty text frame (which is not JSON, so it cannot be a message) ends the peer's stream
+ * without closing the connection: `messages()` ends, and the server can still answer (a client
+ * stream's result, the rest of a bidirectional stream). Closing the socket ends it too.
+ *
+ * Every way a peer can misbehave closes the connection after an error message
+ * `{"error": <envelope>}` (the HTTP error envelope):
+ *
+ * | what happened | close code |
+ * | --- | --- |
+ * | handler finished | 1000 |
+ * | idle for `idleTimeoutMs`, or the server is stopping | 1001 |
+ * | binary frame where JSON is expected | 1003 (unsupported data) |
+ * | invalid JSON, or a message that fails its schema | 1007 |
+ * | more than `maxQueuedMessages` unread messages | 1008 |
+ * | message larger than `maxMessageBytes` | 1009 |
+ * | the handler threw | 1011 |
+ *
+ * @module
+ */
+
+import {
+  type Clock,
+  type ErrorBody,
+  joinMessages,
+  systemClock,
+  type TimerHandle,
+  type ValidationErrorBody,
+  type ValidationIssue,
+  type Validator,
+} from "@fw/runtime";
+
+/** WebSocket close codes used by fw (RFC 6455 section 7.4.1). */
+export const CloseCode = {
+  /** The handler finished. */
+  Normal: 1000,
+  /** Idle timeout, or the server is stopping. */
+  GoingAway: 1001,
+  /** A binary frame where JSON text is expected. */
+  UnsupportedData: 1003,
+  /** Invalid JSON, or a message that fails its schema. */
+  InvalidPayload: 1007,
+  /** Too many unread messages. */
+  PolicyViolation: 1008,
+  /** A message above the size limit. */
+  MessageTooBig: 1009,
+  /** The handler threw. */
+  InternalError: 1011,
+} as const;
+
+/** Default largest incoming message (1 MiB). */
+export const DEFAULT_MAX_MESSAGE_BYTES: number = 1024 * 1024;
+/** Default number of received messages that may wait unread. */
+export const DEFAULT_MAX_QUEUED_MESSAGES = 256;
+/** Default idle timeout (5 minutes without a message either way). */
+export const DEFAULT_IDLE_TIMEOUT_MS: number = 5 * 60_000;
+/** Default `bufferedAmount` above which `send()` waits (1 MiB). */
+export const DEFAULT_WS_HIGH_WATER_MARK: number = 1024 * 1024;
+
+/** The error envelope sent before an error close. */
+export type ErrorEnvelope = ErrorBody | ValidationErrorBody;
+
+/** How the channel ended. */
+export interface CloseInfo {
+  /** Close code. */
+  readonly code: number;
+  /** Close reason. */
+  readonly reason: string;
+  /** True when the server closed first. */
+  readonly byServer: boolean;
+}
+
+/** Options of {@linkcode WebSocketChannel}. */
+export interface WebSocketChannelOptions<In = unknown, Out = unknown> {
+  /** Validates each incoming message (default: any JSON value). */
+  inbound?: Validator<In>;
+  /** Validates each outgoing message; its output is what is sent (default: as given). */
+  outbound?: Validator<Out>;
+  /** Name used in error messages, for example `GET /chat`. */
+  label?: string;
+  /** Largest incoming message in bytes (UTF-8); default 1 MiB. Larger closes with 1009. */
+  maxMessageBytes?: number;
+  /** Messages that may wait unread; one more closes with 1008. Default 256. */
+  maxQueuedMessages?: number;
+  /** Closes with 1001 after this long without a message either way; 0 disables. Default 5 min. */
+  idleTimeoutMs?: number;
+  /** `bufferedAmount` above which `send()` waits; default 1 MiB. */
+  highWaterMark?: number;
+  /** How often a waiting `send()` checks `bufferedAmount`, in ms (default 5). */
+  drainPollMs?: number;
+  /** Clock for the idle timeout (default: the system clock). */
+  clock?: Clock;
+}
+
+/** What a rejected send or a failing peer is told. */
+export class WebSocketClosedError extends Error {
+  /**
+   * @param info How the channel closed.
+   */
+  constructor(readonly info: CloseInfo) {
+    super(`The WebSocket is closed: code ${info.code}${info.reason ? ` (${info.reason})` : ""}`);
+    this.name = "AbortError";
+  }
+}
+
+function utf8Length(text: string, limit: number): number {
+  if (text.length * 3 <= limit) return text.length;
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+    if (bytes > limit) return bytes;
+  }
+  return bytes;
+}
+
+function invalid(errors: ValidationIssue[]): ValidationErrorBody {
+  return { message: joinMessages(errors), errors };
+}
+
+function shortReason(text: string): string {
+  // A close reason is limited to 123 bytes of UTF-8.
+  const ascii = text.replace(/[^\x20-\x7e]/g, "?");
+  return ascii.length <= 123 ? ascii : ascii.slice(0, 120) + "...";
+}
+
+const RESOLVED = Promise.resolve();
+
+/**
+ * A JSON message channel over one server-side WebSocket.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { compile, Int } from "@fw/runtime";
+ * import { CloseCode, WebSocketChannel } from "@fw/application";
+ *
+ * const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (req) => {
+ *   const { socket, response } = Deno.upgradeWebSocket(req);
+ *   const channel = new WebSocketChannel(socket, { inbound: compile({ n: Int }, "message") });
+ *   (async () => {
+ *     for await (const m of channel.messages()) await channel.send({ double: m.n * 2 });
+ *   })();
+ *   return response;
+ * });
+ * const ws = new WebSocket(`ws://127.0.0.1:${server.addr.port}`);
+ * await new Promise((r) => ws.onopen = r);
+ * ws.send(JSON.stringify({ n: 21 }));
+ * const reply = await new Promise<MessageEvent>((r) => ws.onmessage = r);
+ * assert.deepEqual(JSON.parse(reply.data), { double: 42 });
+ * ws.send(JSON.stringify({ n: "x" }));
+ * const closed = await new Promise<CloseEvent>((r) => ws.onclose = r);
+ * assert.equal(closed.code, CloseCode.InvalidPayload);
+ * await server.shutdown();
+ * ```
+ */
+export class WebSocketChannel<In = unknown, Out = unknown> {
+  readonly #socket: WebSocket;
+  readonly #inbound: Validator<In> | undefined;
+  readonly #outbound: Validator<Out> | undefined;
+  readonly #label: string;
+  readonly #maxBytes: number;
+  readonly #maxQueued: number;
+  readonly #idleMs: number;
+  readonly #highWaterMark: number;
+  readonly #pollMs: number;
+  readonly #clock: Clock;
+  readonly #abort = new AbortController();
+  readonly #closed: Promise<CloseInfo>;
+  #resolveClosed!: (info: CloseInfo) => void;
+  #open: Promise<void> | undefined;
+  #resolveOpen: (() => void) | undefined;
+  #queue: In[] = [];
+  #reader: ((result: IteratorResult<In>) => void) | undefined;
+  #iterating = false;
+  #discard = false;
+  #inputEnded = false;
+  #lastActivity: number;
+  #idleTimer: TimerHandle | undefined;
+  #drainTimer: ReturnType<typeof setTimeout> | undefined;
+  #drainWaiters: { resolve(): void; reject(reason: unknown): void }[] = [];
+  #closing: CloseInfo | undefined;
+  #info: CloseInfo | undefined;
+
+  /**
+   * Wraps a server-side socket (from `Deno.upgradeWebSocket`) and takes over its event handlers.
+   *
+   * @param socket The socket, connecting or open.
+   * @param options Validators, limits, idle timeout and back-pressure settings.
+   */
+  constructor(socket: WebSocket, options: WebSocketChannelOptions<In, Out> = {}) {
+    this.#socket = socket;
+    this.#inbound = options.inbound;
+    this.#outbound = options.outbound;
+    this.#label = options.label ?? "WebSocket";
+    this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.#maxQueued = options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES;
+    this.#idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.#highWaterMark = options.highWaterMark ?? DEFAULT_WS_HIGH_WATER_MARK;
+    this.#pollMs = options.drainPollMs ?? 5;
+    this.#clock = options.clock ?? systemClock;
+    this.#lastActivity = this.#clock.now();
+    this.#closed = new Promise((resolve) => this.#resolveClosed = resolve);
+    socket.binaryType = "arraybuffer";
+    if (socket.readyState === WebSocket.CONNECTING) {
+      this.#open = new Promise((resolve) => this.#resolveOpen = resolve);
+      socket.onopen = () => {
+        this.#resolveOpen?.();
+        this.#resolveOpen = undefined;
+        this.#open = undefined;
+      };
+    }
+    socket.onmessage = (event) => this.#receive(event.data);
+    socket.onclose = (event) => this.#ended(event.code, event.reason);
+    socket.onerror = () => {};
+    this.#scheduleIdle(this.#idleMs);
+  }
+
+  /** Aborted when the connection ends, whoever closed it. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /** Settles with the close code and reason once the connection is closed. */
+  get closed(): Promise<CloseInfo> {
+    return this.#closed;
+  }
+
+  /**
+   * Incoming messages, validated, in order; ends when the peer closes (or the channel closes).
+   * One consumer at a time.
+   *
+   * @returns The iterator.
+   * @throws {TypeError} When another iteration is already running.
+   */
+  messages(): AsyncIterableIterator<In> {
+    if (this.#iterating) {
+      throw new TypeError(`${this.#label}: messages() is already being iterated`);
+    }
+    this.#iterating = true;
+    const iterator: AsyncIterableIterator<In> = {
+      next: () => this.#next(),
+      return: () => {
+        this.#iterating = false;
+        return Promise.resolve({ done: true, value: undefined });
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  /** True once the peer sent the end-of-stream frame or the connection closed. */
+  get inputEnded(): boolean {
+    return this.#inputEnded || this.#info !== undefined || this.#closing !== undefined;
+  }
+
+  /** From now on incoming messages are checked for size and type, then dropped. */
+  discardIncoming(): void {
+    this.#discard = true;
+    this.#queue = [];
+  }
+
+  /**
+   * Sends one message as JSON, after validating it when an outbound validator is set.
+   *
+   * @param message The message.
+   * @returns Settles once the message is handed to the socket and `bufferedAmount` is below the
+   *   high-water mark.
+   * @throws {TypeError} (rejection) When the message fails the outbound schema.
+   * @throws {WebSocketClosedError} (rejection) Once the connection is closed or closing.
+   */
+  send(message: Out): Promise<void> {
+    let value: unknown = message;
+    if (this.#outbound !== undefined) {
+      const r = this.#outbound(message);
+      if (!r.ok) {
+        return Promise.reject(
+          new TypeError(`Invalid message sent by ${this.#label}: ${joinMessages(r.errors)}`),
+        );
+      }
+      value = r.value;
+    }
+    return this.sendText(JSON.stringify(value));
+  }
+
+  /**
+   * Sends text as it is (already-serialised JSON).
+   *
+   * @param text The frame's text.
+   * @returns Settles once the socket takes the frame and is below the high-water mark.
+   * @throws {WebSocketClosedError} (rejection) Once the connection is closed or closing.
+   */
+  sendText(text: string): Promise<void> {
+    if (this.#open !== undefined) return this.#open.then(() => this.sendText(text));
+    const gone = this.#closing ?? this.#info;
+    if (gone !== undefined || this.#socket.readyState !== WebSocket.OPEN) {
+      return Promise.reject(this.#closedError());
+    }
+    this.#socket.send(text);
+    this.#lastActivity = this.#clock.now();
+    if (this.#socket.bufferedAmount <= this.#highWaterMark) return RESOLVED;
+    return new Promise((resolve, reject) => {
+      this.#drainWaiters.push({ resolve, reject });
+      this.#pollDrain();
+    });
+  }
+
+  /**
+   * Closes the connection.
+   *
+   * @param code Close code (default 1000).
+   * @param reason Close reason (trimmed to 123 bytes).
+   */
+  close(code: number = CloseCode.Normal, reason = ""): void {
+    if (this.#closing !== undefined || this.#info !== undefined) return;
+    this.#closing = { code, reason: shortReason(reason), byServer: true };
+    this.#queue = [];
+    this.#stopTimers();
+    this.#rejectDrains();
+    this.#finishReader();
+    const close = () => {
+      try {
+        this.#socket.close(code, this.#closing!.reason);
+      } catch {
+        this.#ended(code, this.#closing!.reason);
+      }
+    };
+    if (this.#open !== undefined) this.#open.then(close);
+    else close();
+  }
+
+  /**
+   * Sends `{"error": envelope}` and closes with `code`.
+   *
+   * @param code Close code.
+   * @param envelope The error envelope (`{statusCode, message, error}` or `{message, errors}`).
+   */
+  fail(code: number, envelope: ErrorEnvelope): void {
+    if (this.#closing !== undefined || this.#info !== undefined) return;
+    const frame = JSON.stringify({ error: envelope });
+    const send = () => {
+      if (this.#socket.readyState === WebSocket.OPEN && this.#closing === undefined) {
+        try {
+          this.#socket.send(frame);
+        } catch {
+          // the peer is gone; the close below settles the channel
+        }
+      }
+      this.close(code, envelope.message);
+    };
+    if (this.#open !== undefined) this.#open.then(send);
+    else send();
+  }
+
+  #closedError(): WebSocketClosedError {
+    return new WebSocketClosedError(
+      this.#info ?? this.#closing ?? { code: 1006, reason: "", byServer: false },
+    );
+  }
+
+  #receive(data: unknown): void {
+    if (this.#closing !== undefined || this.#info !== undefined) return;
+    this.#lastActivity = this.#clock.now();
+    if (typeof data !== "string") {
+      return this.fail(CloseCode.UnsupportedData, {
+        statusCode: 400,
+        message: "Binary messages are not supported: send JSON text",
+        error: "Bad Request",
+      });
+    }
+    if (utf8Length(data, this.#maxBytes) > this.#maxBytes) {
+      return this.fail(CloseCode.MessageTooBig, {
+        statusCode: 413,
+        message: `Message is larger than ${this.#maxBytes} bytes`,
+        error: "Payload Too Large",
+      });
+    }
+    if (this.#discard) return;
+    if (data === "") {
+      this.#inputEnded = true;
+      this.#finishReader();
+      return;
+    }
+    if (this.#inputEnded) {
+      return this.fail(CloseCode.PolicyViolation, {
+        statusCode: 400,
+        message: "Message received after the end of the stream (an empty frame)",
+        error: "Bad Request",
+      });
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(data);
+    } catch {
+      return this.fail(
+        CloseCode.InvalidPayload,
+        invalid([{ field: "message", message: "message must be valid JSON" }]),
+      );
+    }
+    if (this.#inbound !== undefined) {
+      const r = this.#inbound(value);
+      if (!r.ok) return this.fail(CloseCode.InvalidPayload, invalid(r.errors));
+      value = r.value;
+    }
+    const reader = this.#reader;
+    if (reader !== undefined) {
+      this.#reader = undefined;
+      reader({ done: false, value: value as In });
+      return;
+    }
+    if (this.#queue.length >= this.#maxQueued) {
+      return this.fail(CloseCode.PolicyViolation, {
+        statusCode: 429,
+        message: `Too many unread messages: more than ${this.#maxQueued} waiting`,
+        error: "Too Many Requests",
+      });
+    }
+    this.#queue.push(value as In);
+  }
+
+  #next(): Promise<IteratorResult<In>> {
+    if (this.#queue.length > 0) {
+      return Promise.resolve({ done: false, value: this.#queue.shift()! });
+    }
+    if (
+      this.#inputEnded || this.#closing !== undefined || this.#info !== undefined ||
+      !this.#iterating
+    ) {
+      return Promise.resolve({ done: true, value: undefined });
+    }
+    if (this.#reader !== undefined) {
+      return Promise.reject(new TypeError(`${this.#label}: next() called before the last settled`));
+    }
+    return new Promise((resolve) => this.#reader = resolve);
+  }
+
+  #finishReader(): void {
+    const reader = this.#reader;
+    if (reader !== undefined) {
+      this.#reader = undefined;
+      reader({ done: true, value: undefined });
+    }
+  }
+
+  #scheduleIdle(ms: number): void {
+    if (this.#idleMs > 0) this.#idleTimer = this.#clock.setTimeout(this.#checkIdle, ms);
+  }
+
+  #checkIdle = (): void => {
+    this.#idleTimer = undefined;
+    if (this.#closing !== undefined || this.#info !== undefined) return;
+    const idle = this.#clock.now() - this.#lastActivity;
+    if (idle >= this.#idleMs) {
+      this.fail(CloseCode.GoingAway, {
+        statusCode: 408,
+        message: `Idle timeout: no message for ${this.#idleMs} ms`,
+        error: "Request Timeout",
+      });
+    } else {
+      this.#scheduleIdle(this.#idleMs - idle);
+    }
+  };
+
+  #pollDrain(): void {
+    if (this.#drainTimer !== undefined) return;
+    this.#drainTimer = setTimeout(() => {
+      this.#drainTimer = undefined;
+      if (this.#socket.bufferedAmount <= this.#highWaterMark) {
+        const waiters = this.#drainWaiters;
+        this.#drainWaiters = [];
+        for (const w of waiters) w.resolve();
+      } else if (this.#drainWaiters.length > 0) {
+        this.#pollDrain();
+      }
+    }, this.#pollMs);
+  }
+
+  #rejectDrains(): void {
+    const waiters = this.#drainWaiters;
+    if (waiters.length === 0) return;
+    this.#drainWaiters = [];
+    const error = this.#closedError();
+    for (const w of waiters) w.reject(error);
+  }
+
+  #stopTimers(): void {
+    if (this.#idleTimer !== undefined) {
+      this.#clock.clearTimeout(this.#idleTimer);
+      this.#idleTimer = undefined;
+    }
+    if (this.#drainTimer !== undefined) {
+      clearTimeout(this.#drainTimer);
+      this.#drainTimer = undefined;
+    }
+  }
+
+  #ended(code: number, reason: string): void {
+    if (this.#info !== undefined) return;
+    const byServer = this.#closing !== undefined;
+    this.#info = byServer ? this.#closing! : { code, reason, byServer: false };
+    this.#resolveOpen?.();
+    this.#resolveOpen = undefined;
+    this.#open = undefined;
+    this.#stopTimers();
+    this.#rejectDrains();
+    this.#finishReader();
+    this.#abort.abort(new WebSocketClosedError(this.#info));
+    this.#resolveClosed(this.#info);
+  }
+}
