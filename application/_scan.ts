@@ -134,13 +134,19 @@ export function routesFromModules(modules: ModuleMap): ScannedRoute[] {
     } else {
       const m = NAMED.exec(base);
       const name = base === "ws" ? undefined : m![1];
-      const method = base === "ws" || m![2] === "ws" ? "GET" : m![2].toUpperCase();
+      const ws = base === "ws" || m![2] === "ws";
+      const definition = definitionOf(mod, "default", file);
+      if (ws && definition.mode === "unary") {
+        throw new Error(
+          `Route file "${file}" must export a stream endpoint: wrap .body() or .returns() in Stream()`,
+        );
+      }
       routes.push({
-        method,
+        method: ws ? "GET" : m![2].toUpperCase(),
         path: toPath(name ? [...parts, name] : parts, file),
         file,
         exportName: "default",
-        definition: definitionOf(mod, "default", file),
+        definition,
       });
     }
   }

@@ -101,9 +101,7 @@ export class StreamRequestContext extends RequestContext {
     }
     if (this.signal.aborted) return Promise.reject(this.signal.reason);
     const text = JSON.stringify(value);
-    return this._sse !== undefined
-      ? this._sse.sendJson(text, options)
-      : this._ws!.sendText(text);
+    return this._sse !== undefined ? this._sse.sendJson(text, options) : this._ws!.sendText(text);
   }
 
   /** Incoming messages (client-stream and bidi over a WebSocket); empty otherwise. */

@@ -19,6 +19,7 @@ import {
 import { compileEndpoint } from "./compile_endpoint.ts";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
+import type { StreamOptions } from "./stream_options.ts";
 import { isRouteFile, routesFromModules } from "./_scan.ts";
 import { parsePattern } from "./router/router.ts";
 
@@ -34,6 +35,8 @@ export interface ApiOptions {
   root?: string | URL;
   /** A statically imported `.gen/api.gen.ts` default export (for Deno Deploy). */
   manifest?: LoaderManifest;
+  /** Settings of stream endpoints: SSE heartbeats, WebSocket limits and idle timeout. */
+  streams?: StreamOptions;
 }
 
 /** A route the plugin serves, with its definition (for OpenAPI and tests). */
@@ -222,6 +225,7 @@ export function api(options: ApiOptions = {}): ApiPlugin {
           method: r.method,
           route: r.path,
           app: ctx,
+          streams: options.streams,
         });
         ctx.addRoute({
           method: r.method,

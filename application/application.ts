@@ -25,6 +25,7 @@ import {
   systemClock,
 } from "@fw/runtime";
 import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
+import { closeStreams } from "./_stream_context.ts";
 import { traceIdOf } from "./_trace.ts";
 import type { Router } from "./router/router.ts";
 import { TrieRouter } from "./router/trie_router.ts";
@@ -292,13 +293,15 @@ export class Application {
   }
 
   /**
-   * Stops every plugin in reverse order (`http()` drains in-flight requests), then disposes the
-   * container's singletons.
+   * Closes open stream connections (SSE streams end, WebSockets close with 1001), stops every
+   * plugin in reverse order (`http()` drains in-flight requests), then disposes the container's
+   * singletons.
    */
   async stop(): Promise<void> {
     if (this.#phase === "stopped") return;
     this.#phase = "stopped";
     const errors: unknown[] = [];
+    await closeStreams(this.#ctx);
     for (const p of [...this.#plugins].reverse()) {
       try {
         await p.stop?.(this.#ctx);

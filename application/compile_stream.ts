@@ -20,8 +20,8 @@
 import {
   type AppContext,
   compile,
-  type RequestInfo,
   type ProviderMap,
+  type RequestInfo,
   type RouteHandler,
   type Schema,
   type SchemaNode,
@@ -288,9 +288,7 @@ class CompiledStream {
     const signal = ctx.signal;
     try {
       if (transport.before !== undefined && !(await transport.before())) return;
-      const result = this.#inject !== undefined
-        ? this.#handler(deps, ctx)
-        : this.#handler(ctx);
+      const result = this.#inject !== undefined ? this.#handler(deps, ctx) : this.#handler(ctx);
       const final = await this.#drive(result, ctx);
       if (this.#mode === "client-stream" && final !== undefined && !signal.aborted) {
         await ctx.sendValidated(final, this.#result);

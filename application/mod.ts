@@ -40,6 +40,33 @@ export { api, type ApiOptions, type ApiPlugin, type ApiRoute, type GlobalThrows 
 export { type Module, module } from "./module.ts";
 export { endpoint, isEndpoint } from "./endpoint.ts";
 export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
+export { compileStreamEndpoint } from "./compile_stream.ts";
+export {
+  checkStreamOptions,
+  type ResolvedStreamOptions,
+  type StreamOptions,
+} from "./stream_options.ts";
+export {
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_SSE_HIGH_WATER_MARK,
+  encodeSseEvent,
+  type SseEventFields,
+  type SseSendOptions,
+  SseStream,
+  type SseStreamOptions,
+} from "./sse.ts";
+export {
+  CloseCode,
+  type CloseInfo,
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_MAX_QUEUED_MESSAGES,
+  DEFAULT_WS_HIGH_WATER_MARK,
+  type ErrorEnvelope,
+  WebSocketChannel,
+  type WebSocketChannelOptions,
+  WebSocketClosedError,
+} from "./websocket.ts";
 export type {
   ContextFor,
   CorsOptions,
@@ -59,9 +86,12 @@ export type {
   ReturnsMeta,
   SecureMeta,
   SecureOptions,
+  ServerStreamContext,
   SimpleHandler,
   StreamContext,
   StreamItem,
+  StreamSendOptions,
+  StreamTransport,
 } from "./endpoint_types.ts";
 export type { BaseContext, EndpointContext, RawParams, RawQuery } from "./request_context.ts";
 export {

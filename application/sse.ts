@@ -150,7 +150,9 @@ export class SseStream {
     this.#heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.#highWaterMark = options.highWaterMark ?? DEFAULT_SSE_HIGH_WATER_MARK;
     if (!(this.#heartbeatMs >= 0)) {
-      throw new RangeError(`Invalid SSE option "heartbeatMs": expected >= 0, got ${this.#heartbeatMs}`);
+      throw new RangeError(
+        `Invalid SSE option "heartbeatMs": expected >= 0, got ${this.#heartbeatMs}`,
+      );
     }
     if (!(this.#highWaterMark >= 1)) {
       throw new RangeError(

@@ -11,7 +11,10 @@ Deno.test("encodeSseEvent() writes event, id and retry before the data", () => {
 });
 
 Deno.test("encodeSseEvent() splits multi-line data into data lines", () => {
-  assert.equal(encodeSseEvent("one\r\ntwo\rthree\nfour"), "data: one\ndata: two\ndata: three\ndata: four\n\n");
+  assert.equal(
+    encodeSseEvent("one\r\ntwo\rthree\nfour"),
+    "data: one\ndata: two\ndata: three\ndata: four\n\n",
+  );
   assert.equal(encodeSseEvent(""), "data: \n\n");
 });
 

@@ -99,14 +99,20 @@ export interface WebSocketChannelOptions<In = unknown, Out = unknown> {
   clock?: Clock;
 }
 
-/** What a rejected send or a failing peer is told. */
+/** The rejection of a send on a closed channel (its `name` is `AbortError`). */
 export class WebSocketClosedError extends Error {
+  /** How the channel closed. */
+  readonly info: CloseInfo;
+
   /**
+   * Creates the error.
+   *
    * @param info How the channel closed.
    */
-  constructor(readonly info: CloseInfo) {
+  constructor(info: CloseInfo) {
     super(`The WebSocket is closed: code ${info.code}${info.reason ? ` (${info.reason})` : ""}`);
     this.name = "AbortError";
+    this.info = info;
   }
 }
 
@@ -324,21 +330,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
    * @param reason Close reason (trimmed to 123 bytes).
    */
   close(code: number = CloseCode.Normal, reason = ""): void {
-    if (this.#closing !== undefined || this.#info !== undefined) return;
-    this.#closing = { code, reason: shortReason(reason), byServer: true };
-    this.#queue = [];
-    this.#stopTimers();
-    this.#rejectDrains();
-    this.#finishReader();
-    const close = () => {
-      try {
-        this.#socket.close(code, this.#closing!.reason);
-      } catch {
-        this.#ended(code, this.#closing!.reason);
-      }
-    };
-    if (this.#open !== undefined) this.#open.then(close);
-    else close();
+    this.#shut(code, reason, undefined);
   }
 
   /**
@@ -348,20 +340,30 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
    * @param envelope The error envelope (`{statusCode, message, error}` or `{message, errors}`).
    */
   fail(code: number, envelope: ErrorEnvelope): void {
+    this.#shut(code, envelope.message, JSON.stringify({ error: envelope }));
+  }
+
+  #shut(code: number, reason: string, frame: string | undefined): void {
     if (this.#closing !== undefined || this.#info !== undefined) return;
-    const frame = JSON.stringify({ error: envelope });
-    const send = () => {
-      if (this.#socket.readyState === WebSocket.OPEN && this.#closing === undefined) {
-        try {
+    const closing: CloseInfo = { code, reason: shortReason(reason), byServer: true };
+    this.#closing = closing;
+    this.#queue = [];
+    this.#stopTimers();
+    this.#rejectDrains();
+    this.#finishReader();
+    const act = () => {
+      if (this.#info !== undefined) return;
+      try {
+        if (frame !== undefined && this.#socket.readyState === WebSocket.OPEN) {
           this.#socket.send(frame);
-        } catch {
-          // the peer is gone; the close below settles the channel
         }
+        this.#socket.close(code, closing.reason);
+      } catch {
+        this.#ended(code, closing.reason);
       }
-      this.close(code, envelope.message);
     };
-    if (this.#open !== undefined) this.#open.then(send);
-    else send();
+    if (this.#open !== undefined) this.#open.then(act);
+    else act();
   }
 
   #closedError(): WebSocketClosedError {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { compile, Int, ManualClock, MaxLength } from "@fw/runtime";
 import {
-  type CloseInfo,
   CloseCode,
+  type CloseInfo,
   WebSocketChannel,
   type WebSocketChannelOptions,
   WebSocketClosedError,

@@ -15,8 +15,8 @@ import {
   notFound,
   Optional,
   schema,
-  Stream,
   type ServerStreamContext,
+  Stream,
   type StreamContext,
 } from "@fw/application";
 import { provider } from "@fw/runtime";
@@ -160,6 +160,17 @@ Deno.test("endpoint() gives stream endpoints a stream ctx", () => {
     await ctx.send({ body: "hi" });
   });
   const bidi = endpoint().body(Stream(Msg)).returns(Stream({ n: Int })).handle(async (ctx) => {
+    expectType<
+      Equal<
+        typeof ctx,
+        StreamContext<
+          Record<string, string>,
+          Record<string, string>,
+          { text: string },
+          { n: number }
+        >
+      >
+    >(true);
     for await (const m of ctx.messages()) {
       expectType<Equal<typeof m, { text: string }>>(true);
       await ctx.send({ n: m.text.length });
@@ -175,6 +186,28 @@ Deno.test("endpoint() gives stream endpoints a stream ctx", () => {
     "bidi",
     "client-stream",
   ]);
+});
+
+Deno.test("endpoint() types the server-stream body, send options and async-iterable results", () => {
+  const Tick = { n: Int };
+  endpoint().body({ from: Int }).returns(Stream(Tick)).handle(async (ctx) => {
+    const body = await ctx.body();
+    expectType<Equal<typeof body, { from: number }>>(true);
+    expectType<Equal<typeof ctx.lastEventId, string | undefined>>(true);
+    expectType<Equal<typeof ctx.transport, "sse" | "websocket">>(true);
+    await ctx.send({ n: body.from }, { id: 7, event: "tick" });
+    // @ts-expect-error a server stream has no incoming messages
+    for await (const m of ctx.messages()) m.n;
+  });
+  endpoint().returns(Stream(Tick)).handle(async function* () {
+    yield { n: 1 };
+  });
+  endpoint().returns(Stream(Tick)).handle(
+    // @ts-expect-error the iterable must yield messages of the stream schema
+    async function* () {
+      yield { n: "one" };
+    },
+  );
 });
 
 Deno.test("endpoint() builder methods reject wrong arguments at compile time", () => {

@@ -43,8 +43,9 @@ export class SseReader {
           const field = colon < 0 ? line : line.slice(0, colon);
           const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
           if (field === "") event.comment = value;
-          else if (field === "data") event.data = event.data === undefined ? value : `${event.data}\n${value}`;
-          else if (field === "id") event.id = value;
+          else if (field === "data") {
+            event.data = event.data === undefined ? value : `${event.data}\n${value}`;
+          } else if (field === "id") event.id = value;
           else if (field === "event") event.event = value;
         }
         this.#events.push(event);
