@@ -404,16 +404,24 @@ function stripBody(res: Response): Response {
   });
 }
 
+const catchAllNames = new Map<string, string | undefined>();
+
 function decodeParams(
   raw: Record<string, string>,
   pattern: string,
 ): Record<string, string> | Response {
-  const out: Record<string, string> = {};
-  const catchAll = /\*(\w+)$/.exec(pattern)?.[1];
+  let catchAll = catchAllNames.get(pattern);
+  if (catchAll === undefined && !catchAllNames.has(pattern)) {
+    catchAll = /\*(\w+)$/.exec(pattern)?.[1];
+    catchAllNames.set(pattern, catchAll);
+  }
+  let out: Record<string, string> | undefined;
   for (const key in raw) {
+    const encoded = raw[key];
+    if (key !== catchAll && !encoded.includes("%")) continue; // nothing to decode: keep as is
     let value: string;
     try {
-      value = decodeURIComponent(raw[key]);
+      value = decodeURIComponent(encoded);
     } catch {
       return jsonError(400, `Malformed percent-encoding in path parameter "${key}"`);
     }
@@ -421,7 +429,7 @@ function decodeParams(
       return jsonError(400, `Path parameter "${key}" contains a NUL character`);
     }
     if (key === catchAll) {
-      const segments = raw[key].split("/").map((s) => {
+      const segments = encoded.split("/").map((s) => {
         try {
           return decodeURIComponent(s);
         } catch {
@@ -432,9 +440,9 @@ function decodeParams(
         return jsonError(400, `Path parameter "${key}" must not contain "." or ".." segments`);
       }
     }
-    out[key] = value;
+    (out ??= { ...raw })[key] = value;
   }
-  return out;
+  return out ?? raw;
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { runInContext, tryContext, useContext } from "./context.ts";
+import { runInContext, runInSyncContext, tryContext, useContext } from "./context.ts";
 
 Deno.test("useContext() sees the values across await and timers", async () => {
   await runInContext({ traceId: "t-1" }, async () => {
@@ -58,4 +58,64 @@ Deno.test("runInContext() nested scopes keep values computed by prototype getter
       assert.equal(ctx.eventTopic, "t");
     });
   });
+});
+
+Deno.test("A timer callback sees the scope that scheduled it, not the one active when it fires", async () => {
+  const seen: string[] = [];
+  let fired!: () => void;
+  const done = new Promise<void>((r) => fired = r);
+  runInContext({ id: "scheduler" }, () => {
+    setTimeout(() => {
+      seen.push(useContext<{ id: string }>().id);
+      fired();
+    }, 1);
+  });
+  await runInContext({ id: "other" }, async () => {
+    await done;
+    seen.push(useContext<{ id: string }>().id);
+  });
+  assert.deepEqual(seen, ["scheduler", "other"]);
+  assert.equal(tryContext(), undefined);
+});
+
+Deno.test("runInContext() concurrent children of one parent stay isolated", async () => {
+  await runInContext({ traceId: "req-1", user: "ada" }, async () => {
+    const seen = await Promise.all(
+      ["a", "b", "c"].map((attempt, i) =>
+        runInContext({ attempt }, async () => {
+          await new Promise((r) => setTimeout(r, 3 - i));
+          const ctx = useContext<{ traceId: string; user: string; attempt: string }>();
+          return `${ctx.traceId}/${ctx.user}/${ctx.attempt}`;
+        })
+      ),
+    );
+    assert.deepEqual(seen, ["req-1/ada/a", "req-1/ada/b", "req-1/ada/c"]);
+    assert.deepEqual(useContext(), { traceId: "req-1", user: "ada" });
+  });
+});
+
+Deno.test("runInContext() leaves the objects it was given unchanged", async () => {
+  const outer = { traceId: "t", tenant: "a" };
+  const inner = { tenant: "b" };
+  await runInContext(outer, async () => {
+    await runInContext(inner, async () => {
+      await Promise.resolve();
+      assert.deepEqual(useContext(), { traceId: "t", tenant: "b" });
+    });
+  });
+  assert.deepEqual(outer, { traceId: "t", tenant: "a" });
+  assert.deepEqual(inner, { tenant: "b" });
+});
+
+Deno.test("runInSyncContext() values are inherited by a nested runInContext()", async () => {
+  const pending = runInSyncContext(
+    { traceId: "sync" },
+    () =>
+      runInContext({ step: 2 }, async () => {
+        await Promise.resolve();
+        return useContext<{ traceId: string; step: number }>();
+      }),
+  );
+  assert.equal(tryContext(), undefined);
+  assert.deepEqual(await pending, { traceId: "sync", step: 2 });
 });

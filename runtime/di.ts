@@ -1,145 +1,184 @@
 /**
- * Typed dependency injection. A {@linkcode Provider} describes how to make one value and what it
- * needs; a {@linkcode Container} holds singletons; a {@linkcode Scope} (one per request or event
- * invocation) holds scoped values and disposes them, in reverse creation order, when it ends.
+ * Dependency injection: a {@linkcode Container} holds bindings and singletons; a {@linkcode Scope}
+ * (one per request or event invocation) holds scoped values and disposes them, in reverse creation
+ * order, when it ends. Providers are declared with `provider()` (see `provider.ts`).
  *
- * `endpoint().inject({ db: Database })` and `handler(Topic).inject({...})` resolve their providers
- * in the scope of each request or invocation.
+ * Values whose dependencies are already made and whose factory returns synchronously are created
+ * without a promise, so an endpoint's per-request `resolveAll()` over ready singletons costs a map
+ * lookup per key.
  *
  * @module
  */
 
-/** How long a provided value lives. */
-export type Lifetime = "singleton" | "scoped";
+import type { Provider, ProviderImpl, ProviderMap, Resolved } from "./provider.ts";
 
-/** Binding of a provider to a value or a factory (see {@linkcode Container.provide}). */
-export type ProviderImpl<T> =
-  | { value: T; dispose?: (value: T) => void | Promise<void> }
-  | { factory: () => T | Promise<T>; dispose?: (value: T) => void | Promise<void> };
+type Disposer = (value: never) => void | Promise<void>;
+type Path = readonly Provider<unknown>[];
 
-/** Options of {@linkcode provider}. */
-export interface ProviderOptions<T, D extends ProviderMap> {
-  /** Name used in error messages (`No provider bound for "Database"`). */
-  name: string;
-  /** `singleton` (default): one per container. `scoped`: one per scope (request / event). */
-  lifetime?: Lifetime;
-  /**
-   * Providers the factory needs; resolved first and passed in. A function returning the map
-   * allows forward references (it is called once, at first use).
-   */
-  inject?: D | (() => D);
-  /** Makes the value. Omit it for an abstract provider that the application binds. */
-  factory?: (deps: Resolved<D>) => T | Promise<T>;
-  /** Releases the value when its scope or container is disposed. */
-  dispose?: (value: T) => void | Promise<void>;
+/** Returned by the synchronous path when the asynchronous one must take over. */
+const PENDING: unique symbol = Symbol("pending");
+const NO_PATH: Path = Object.freeze([]);
+const DONE: Promise<void> = Promise.resolve();
+
+/** The values of one lifetime: a container's singletons or one scope's scoped values. */
+class Store {
+  readonly ready = new Map<Provider<unknown>, unknown>();
+  readonly pending = new Map<Provider<unknown>, Promise<unknown>>();
+  readonly created: { value: unknown; dispose: Disposer }[] = [];
+  disposed = false;
+
+  constructor(readonly what: "container" | "scope") {}
+
+  dispose(): Promise<void> {
+    this.disposed = true;
+    this.ready.clear();
+    this.pending.clear();
+    return this.created.length === 0 ? DONE : disposeAll(this.created, this.what);
+  }
 }
 
-/** A typed recipe for one injectable value. Create it with {@linkcode provider}. */
-export interface Provider<T> {
-  /** Name used in error messages. */
-  readonly name: string;
-  /** Lifetime of the value. */
-  readonly lifetime: Lifetime;
-  /** Dependencies. */
-  readonly inject: ProviderMap;
-  /** The factory, absent for abstract providers. */
-  factory?(deps: never): T | Promise<T>;
-  /** The disposer. */
-  dispose?(value: T): void | Promise<void>;
-  /** Phantom field carrying the value type. */
-  readonly "~value"?: T;
-}
-
-/** A map of names to providers, as given to `.inject()`. */
-export type ProviderMap = { readonly [name: string]: Provider<unknown> };
-
-/** The resolved values of a {@linkcode ProviderMap}. */
-export type Resolved<D extends ProviderMap> = {
-  -readonly [K in keyof D]: D[K] extends Provider<infer T> ? T : never;
-};
-
-/**
- * Declares a provider.
- *
- * @param options Name, lifetime, dependencies, factory and disposer.
- * @returns The provider.
- * @throws {TypeError} When the name is empty or the lifetime unknown.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { Container, provider } from "@fw/runtime";
- * const Config = provider({ name: "Config", factory: () => ({ url: "postgres://db" }) });
- * const Db = provider({
- *   name: "Db",
- *   inject: { config: Config },
- *   factory: ({ config }) => ({ url: config.url, open: true }),
- * });
- * const container = new Container();
- * assert.equal((await container.resolve(Db)).url, "postgres://db");
- * ```
- */
-export function provider<T, D extends ProviderMap = Record<never, never>>(
-  options: ProviderOptions<T, D>,
-): Provider<T> {
-  if (typeof options?.name !== "string" || options.name === "") {
-    throw new TypeError('provider() needs a non-empty "name"');
-  }
-  const lifetime = options.lifetime ?? "singleton";
-  if (lifetime !== "singleton" && lifetime !== "scoped") {
-    throw new TypeError(
-      `provider("${options.name}"): "lifetime" must be "singleton" or "scoped", got "${lifetime}"`,
-    );
-  }
-  const name = options.name;
-  const check = (deps: ProviderMap): ProviderMap => {
-    for (const [key, dep] of Object.entries(deps)) {
-      if (!isProvider(dep)) {
-        throw new TypeError(`provider("${name}"): inject.${key} is not a provider`);
-      }
+async function disposeAll(created: Store["created"], what: string): Promise<void> {
+  const errors: unknown[] = [];
+  while (created.length) {
+    const { value, dispose } = created.pop()!;
+    try {
+      await (dispose as (v: unknown) => unknown)(value);
+    } catch (err) {
+      errors.push(err);
     }
-    return Object.freeze({ ...deps });
-  };
-  const given = options.inject;
-  let inject: ProviderMap | undefined = typeof given === "function"
-    ? undefined
-    : check(given ?? {});
-  return Object.freeze({
-    name,
-    lifetime,
-    get inject(): ProviderMap {
-      return inject ??= check((given as () => D)());
-    },
-    factory: options.factory as Provider<T>["factory"],
-    dispose: options.dispose,
-  });
+  }
+  if (errors.length) throw new AggregateError(errors, `Disposing the ${what} failed`);
 }
 
-/**
- * Tells whether a value is a provider.
- *
- * @param value Anything.
- * @returns True for values made by {@linkcode provider}.
- */
-export function isProvider(value: unknown): value is Provider<unknown> {
-  return typeof value === "object" && value !== null &&
-    typeof (value as Provider<unknown>).name === "string" &&
-    ((value as Provider<unknown>).lifetime === "singleton" ||
-      (value as Provider<unknown>).lifetime === "scoped") &&
-    "inject" in value;
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === "object" || typeof value === "function") &&
+    typeof (value as PromiseLike<unknown>).then === "function";
 }
 
-interface Created {
-  value: unknown;
-  dispose: (value: never) => void | Promise<void>;
+function cyclePath(path: Path, p: Provider<unknown>): string {
+  return [...path.slice(path.indexOf(p)), p].map((x) => `"${x.name}"`).join(" -> ");
 }
 
-type Cache = Map<Provider<unknown>, Promise<unknown>>;
+/** The resolution logic shared by a container and its scopes. */
+class Engine {
+  readonly bindings = new Map<Provider<unknown>, ProviderImpl<unknown>>();
+  readonly singletons = new Store("container");
 
-function cyclePath(path: readonly Provider<unknown>[], p: Provider<unknown>): string {
-  const start = path.indexOf(p);
-  return [...path.slice(start), p].map((x) => `"${x.name}"`).join(" -> ");
+  /** Returns the value when it exists or can be made synchronously, else {@linkcode PENDING}. */
+  now(p: Provider<unknown>, scope: Store | undefined, path: Path): unknown {
+    const store = p.lifetime === "scoped" ? scope : this.singletons;
+    if (store === undefined || store.disposed || this.singletons.disposed) return PENDING;
+    const ready = store.ready.get(p);
+    if (ready !== undefined || store.ready.has(p)) return ready;
+    if (store.pending.has(p) || path.includes(p)) return PENDING;
+    const impl = this.bindings.get(p);
+    let value: unknown;
+    if (impl !== undefined) {
+      value = "value" in impl ? impl.value : impl.factory();
+    } else {
+      if (p.factory === undefined) return PENDING; // the async path reports the missing binding
+      const inject = p.inject;
+      const deps: Record<string, unknown> = {};
+      const depScope = store === scope ? scope : undefined;
+      const next = [...path, p];
+      for (const key in inject) {
+        const dep = this.now(inject[key], depScope, next);
+        if (dep === PENDING) return PENDING;
+        deps[key] = dep;
+      }
+      value = (p.factory as (deps: Record<string, unknown>) => unknown)(deps);
+    }
+    const dispose = impl !== undefined ? impl.dispose : p.dispose;
+    if (isThenable(value)) {
+      this.track(p, store, Promise.resolve(value), dispose);
+      return PENDING;
+    }
+    store.ready.set(p, value);
+    if (dispose) store.created.push({ value, dispose });
+    return value;
+  }
+
+  resolve(p: Provider<unknown>, scope: Store | undefined, path: Path): Promise<unknown> {
+    let value: unknown;
+    try {
+      value = this.now(p, scope, path);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (value !== PENDING) return Promise.resolve(value);
+    if (path.includes(p)) return Promise.reject(new Error(`Provider cycle: ${cyclePath(path, p)}`));
+    if (this.singletons.disposed) return Promise.reject(new Error("Container is disposed"));
+    const scoped = p.lifetime === "scoped";
+    if (scoped && scope === undefined) {
+      const from = path.at(-1);
+      return Promise.reject(
+        from === undefined
+          ? new Error(
+            `Scoped provider "${p.name}" can only be resolved inside a scope: use container.createScope()`,
+          )
+          : new Error(
+            `Singleton provider "${from.name}" cannot depend on scoped provider "${p.name}"`,
+          ),
+      );
+    }
+    const store = scoped ? scope! : this.singletons;
+    if (store.disposed) {
+      return Promise.reject(new Error(`Cannot resolve "${p.name}": scope is disposed`));
+    }
+    const inflight = store.pending.get(p);
+    if (inflight !== undefined) return inflight;
+    const impl = this.bindings.get(p);
+    const dispose = impl !== undefined ? impl.dispose : p.dispose;
+    return this.track(p, store, this.create(p, scoped ? scope : undefined, [...path, p]), dispose);
+  }
+
+  async create(p: Provider<unknown>, scope: Store | undefined, path: Path): Promise<unknown> {
+    const impl = this.bindings.get(p);
+    if (impl !== undefined) return "value" in impl ? impl.value : impl.factory();
+    if (p.factory === undefined) {
+      throw new Error(
+        `No provider bound for "${p.name}": bind it with container.provide(${p.name}, { value })`,
+      );
+    }
+    const entries = Object.entries(p.inject);
+    const values = await Promise.all(entries.map(([, dep]) => this.resolve(dep, scope, path)));
+    const deps: Record<string, unknown> = {};
+    for (let i = 0; i < entries.length; i++) deps[entries[i][0]] = values[i];
+    return (p.factory as (deps: Record<string, unknown>) => unknown)(deps);
+  }
+
+  /** Records an in-flight creation so that concurrent resolves share it. */
+  track(
+    p: Provider<unknown>,
+    store: Store,
+    creation: Promise<unknown>,
+    dispose: Disposer | undefined,
+  ): Promise<unknown> {
+    const tracked = creation.then(
+      async (value) => {
+        if (store.disposed) {
+          if (dispose) await (dispose as (v: unknown) => unknown)(value);
+          throw new Error(`Cannot resolve "${p.name}": its ${store.what} was disposed meanwhile`);
+        }
+        store.pending.delete(p);
+        store.ready.set(p, value);
+        if (dispose) store.created.push({ value, dispose });
+        return value;
+      },
+      (err) => {
+        if (store.pending.get(p) === tracked) store.pending.delete(p);
+        throw err;
+      },
+    );
+    // Whoever resolves gets the rejection; this only keeps an abandoned creation (a sibling of
+    // a failed resolveAll() key) from becoming an unhandled rejection.
+    tracked.catch(() => {});
+    store.pending.set(p, tracked);
+    return tracked;
+  }
 }
+
+const engines = new WeakMap<Container, Engine>();
 
 /**
  * Holds bindings and singletons, and creates scopes.
@@ -154,10 +193,12 @@ function cyclePath(path: readonly Provider<unknown>[], p: Provider<unknown>): st
  * ```
  */
 export class Container {
-  readonly #bindings = new Map<Provider<unknown>, ProviderImpl<unknown>>();
-  readonly #singletons: Cache = new Map();
-  readonly #created: Created[] = [];
-  #disposed = false;
+  readonly #engine = new Engine();
+
+  /** Creates an empty container. */
+  constructor() {
+    engines.set(this, this.#engine);
+  }
 
   /**
    * Binds an abstract provider (or replaces a provider's factory) with a value or factory.
@@ -165,13 +206,23 @@ export class Container {
    * @param p The provider.
    * @param impl `{ value }` or `{ factory }`, with an optional `dispose`.
    * @returns This container.
-   * @throws {Error} When the provider's value was already created.
+   * @throws {Error} When the provider's singleton value was already created.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { Container, provider } from "@fw/runtime";
+   * const Database = provider<{ url: string }>({ name: "Database" }); // abstract
+   * const container = new Container().provide(Database, { value: { url: "postgres://db" } });
+   * assert.equal((await container.resolve(Database)).url, "postgres://db");
+   * ```
    */
   provide<T>(p: Provider<T>, impl: ProviderImpl<T>): this {
-    if (this.#singletons.has(p)) {
+    const { ready, pending } = this.#engine.singletons;
+    if (ready.has(p) || pending.has(p)) {
       throw new Error(`Cannot bind provider "${p.name}": its value was already created`);
     }
-    this.#bindings.set(p, impl as ProviderImpl<unknown>);
+    this.#engine.bindings.set(p, impl as ProviderImpl<unknown>);
     return this;
   }
 
@@ -181,6 +232,7 @@ export class Container {
    * @param p The provider.
    * @param impl `{ value }` or `{ factory }`.
    * @returns This container.
+   * @throws {Error} When the provider's singleton value was already created.
    */
   override<T>(p: Provider<T>, impl: ProviderImpl<T>): this {
     return this.provide(p, impl);
@@ -191,121 +243,31 @@ export class Container {
    *
    * @param p A singleton provider.
    * @returns Its value (created once, shared by concurrent callers).
-   * @throws {Error} For scoped providers, missing bindings, cycles and singletons needing scoped values.
+   * @throws {Error} For scoped providers, missing bindings, cycles and singletons needing scoped
+   *   values (as a rejected promise).
    */
   resolve<T>(p: Provider<T>): Promise<T> {
-    if (p.lifetime === "scoped") {
-      return Promise.reject(
-        new Error(
-          `Scoped provider "${p.name}" can only be resolved inside a scope: use container.createScope()`,
-        ),
-      );
-    }
-    return this.#resolve(p, undefined, []) as Promise<T>;
+    return this.#engine.resolve(p, undefined, NO_PATH) as Promise<T>;
   }
 
-  /** Creates a scope for one request or event invocation. */
+  /**
+   * Creates a scope for one request or event invocation.
+   *
+   * @returns The scope; dispose it when the request or invocation ends.
+   */
   createScope(): Scope {
     return new Scope(this);
   }
 
-  /** @internal Resolution shared with {@linkcode Scope}. */
-  _resolve(
-    p: Provider<unknown>,
-    scope: ScopeState | undefined,
-    path: Provider<unknown>[],
-  ): Promise<unknown> {
-    return this.#resolve(p, scope, path);
-  }
-
-  #resolve(
-    p: Provider<unknown>,
-    scope: ScopeState | undefined,
-    path: Provider<unknown>[],
-  ): Promise<unknown> {
-    if (path.includes(p)) return Promise.reject(new Error(`Provider cycle: ${cyclePath(path, p)}`));
-    if (this.#disposed) return Promise.reject(new Error("Container is disposed"));
-    const scoped = p.lifetime === "scoped";
-    if (scoped && !scope) {
-      const from = path.at(-1);
-      return Promise.reject(
-        new Error(
-          `Singleton provider "${from?.name}" cannot depend on scoped provider "${p.name}"`,
-        ),
-      );
-    }
-    const cache = scoped ? scope!.cache : this.#singletons;
-    const hit = cache.get(p);
-    if (hit) return hit;
-    const created = scoped ? scope!.created : this.#created;
-    const promise = this.#create(p, scoped ? scope : undefined, [...path, p], created);
-    cache.set(p, promise);
-    promise.catch(() => cache.get(p) === promise && cache.delete(p));
-    return promise;
-  }
-
-  async #create(
-    p: Provider<unknown>,
-    scope: ScopeState | undefined,
-    path: Provider<unknown>[],
-    created: Created[],
-  ): Promise<unknown> {
-    const impl = this.#bindings.get(p);
-    if (impl && "value" in impl) {
-      if (impl.dispose) created.push({ value: impl.value, dispose: impl.dispose });
-      return impl.value;
-    }
-    if (impl) {
-      const value = await impl.factory();
-      if (impl.dispose) created.push({ value, dispose: impl.dispose });
-      return value;
-    }
-    if (!p.factory) {
-      throw new Error(
-        `No provider bound for "${p.name}": bind it with container.provide(${p.name}, { value })`,
-      );
-    }
-    const deps: Record<string, unknown> = {};
-    const entries = Object.entries(p.inject);
-    const values = await Promise.all(entries.map(([, dep]) => this.#resolve(dep, scope, path)));
-    for (let i = 0; i < entries.length; i++) deps[entries[i][0]] = values[i];
-    const value = await (p.factory as (deps: Record<string, unknown>) => unknown)(deps);
-    if (p.dispose) created.push({ value, dispose: p.dispose });
-    return value;
-  }
-
   /**
    * Disposes every singleton in reverse creation order. Every disposer runs even if one fails;
-   * failures are rethrown together.
+   * failures are rethrown together. The container cannot resolve afterwards.
    *
    * @throws {AggregateError} When any disposer threw.
    */
-  async dispose(): Promise<void> {
-    this.#disposed = true;
-    await disposeAll(this.#created, "container");
-    this.#singletons.clear();
+  dispose(): Promise<void> {
+    return this.#engine.singletons.dispose();
   }
-}
-
-/** @internal State of a scope. */
-export interface ScopeState {
-  /** Scoped values by provider. */
-  readonly cache: Cache;
-  /** Values to dispose, in creation order. */
-  readonly created: Created[];
-}
-
-async function disposeAll(created: Created[], what: string): Promise<void> {
-  const errors: unknown[] = [];
-  while (created.length) {
-    const { value, dispose } = created.pop()!;
-    try {
-      await (dispose as (v: unknown) => unknown)(value);
-    } catch (err) {
-      errors.push(err);
-    }
-  }
-  if (errors.length) throw new AggregateError(errors, `Disposing the ${what} failed`);
 }
 
 /**
@@ -331,12 +293,9 @@ async function disposeAll(created: Created[], what: string): Promise<void> {
  * assert.deepEqual(log, ["closed"]);
  * ```
  */
-export class Scope implements ScopeState {
-  /** @internal */
-  readonly cache: Cache = new Map();
-  /** @internal */
-  readonly created: Created[] = [];
-  readonly #container: Container;
+export class Scope {
+  readonly #engine: Engine;
+  readonly #store = new Store("scope");
 
   /**
    * Creates a scope; prefer {@linkcode Container.createScope}.
@@ -344,7 +303,7 @@ export class Scope implements ScopeState {
    * @param container The container holding singletons and bindings.
    */
   constructor(container: Container) {
-    this.#container = container;
+    this.#engine = engines.get(container)!;
   }
 
   /**
@@ -352,34 +311,54 @@ export class Scope implements ScopeState {
    *
    * @param p The provider.
    * @returns Its value.
+   * @throws {Error} For missing bindings, cycles, or a disposed scope (as a rejected promise).
    */
   resolve<T>(p: Provider<T>): Promise<T> {
-    return this.#container._resolve(p, this, []) as Promise<T>;
+    return this.#engine.resolve(p, this.#store, NO_PATH) as Promise<T>;
   }
 
   /**
-   * Resolves every provider of a map.
+   * Resolves every provider of a map, concurrently; values that exist already are taken as they
+   * are, without waiting.
    *
    * @param deps Names to providers.
    * @returns Names to values.
+   * @throws {Error} As {@linkcode Scope.resolve} does, for the first provider that fails.
    */
-  async resolveAll<D extends ProviderMap>(deps: D): Promise<Resolved<D>> {
+  resolveAll<D extends ProviderMap>(deps: D): Promise<Resolved<D>> {
     const out: Record<string, unknown> = {};
-    for (const key in deps) out[key] = await this.#container._resolve(deps[key], this, []);
-    return out as Resolved<D>;
+    let later: string[] | undefined;
+    try {
+      for (const key in deps) {
+        const value = this.#engine.now(deps[key], this.#store, NO_PATH);
+        if (value === PENDING) (later ??= []).push(key);
+        else out[key] = value;
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (later === undefined) return Promise.resolve(out as Resolved<D>);
+    return Promise.all(
+      later.map((key) =>
+        this.#engine.resolve(deps[key], this.#store, NO_PATH).then((v) => void (out[key] = v))
+      ),
+    ).then(() => out as Resolved<D>);
   }
 
   /**
-   * Disposes the scoped values in reverse creation order.
+   * Disposes the scoped values in reverse creation order; the scope cannot resolve afterwards.
    *
    * @throws {AggregateError} When any disposer threw.
    */
   dispose(): Promise<void> {
-    this.cache.clear();
-    return disposeAll(this.created, "scope");
+    return this.#store.dispose();
   }
 
-  /** Same as {@linkcode Scope.dispose}, for `await using`. */
+  /**
+   * Same as {@linkcode Scope.dispose}, for `await using`.
+   *
+   * @returns A promise settled when every disposer has run.
+   */
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose();
   }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { Container, type Provider, provider } from "./di.ts";
+import { Container } from "./di.ts";
+import { type Provider, provider } from "./provider.ts";
 
 Deno.test("Container.resolve() creates a singleton once, even for concurrent callers", async () => {
   let made = 0;
@@ -156,4 +157,155 @@ Deno.test("provider() validates its options", () => {
   assert.throws(() => provider({ name: "P", lifetime: "request" }), /"lifetime" must be/);
   // @ts-expect-error: not a provider on purpose
   assert.throws(() => provider({ name: "P", inject: { x: 1 } }), /inject\.x is not a provider/);
+});
+
+Deno.test("Scope.resolveAll() resolves sync and async providers and shares one instance per scope", async () => {
+  let made = 0;
+  const Config = provider({ name: "Config", factory: () => ({ env: "test" }) });
+  const Tx = provider({
+    name: "Tx",
+    lifetime: "scoped",
+    inject: { config: Config },
+    factory: async ({ config }) => {
+      await Promise.resolve();
+      return { n: ++made, env: config.env };
+    },
+  });
+  const c = new Container();
+  const scope = c.createScope();
+  const deps = await scope.resolveAll({ config: Config, a: Tx, b: Tx });
+  assert.equal(deps.a, deps.b);
+  assert.equal(deps.config, await c.resolve(Config));
+  assert.deepEqual(deps.a, { n: 1, env: "test" });
+  const again = await scope.resolveAll({ a: Tx });
+  assert.equal(again.a, deps.a);
+  assert.deepEqual(await scope.resolveAll({}), {});
+  await scope.dispose();
+});
+
+Deno.test("Scope.resolve() rejects after the scope is disposed", async () => {
+  const Tx = provider({ name: "Tx", lifetime: "scoped", factory: () => ({}) });
+  const scope = new Container().createScope();
+  await scope.resolve(Tx);
+  await scope.dispose();
+  await assert.rejects(scope.resolve(Tx), /Cannot resolve "Tx": scope is disposed/);
+  await assert.rejects(scope.resolveAll({ tx: Tx }), /scope is disposed/);
+});
+
+Deno.test("Container.resolve() rejects after the container is disposed", async () => {
+  const A = provider({ name: "A", factory: () => 1 });
+  const c = new Container();
+  await c.dispose();
+  await assert.rejects(c.resolve(A), /Container is disposed/);
+  await assert.rejects(c.createScope().resolve(A), /Container is disposed/);
+});
+
+Deno.test("Scope.dispose() during an async creation disposes the late value and rejects", async () => {
+  const log: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  const Conn = provider({
+    name: "Conn",
+    lifetime: "scoped",
+    factory: async () => {
+      await gate;
+      return "conn";
+    },
+    dispose: (v) => void log.push(`closed ${v}`),
+  });
+  const scope = new Container().createScope();
+  const resolving = scope.resolve(Conn);
+  await scope.dispose();
+  release();
+  await assert.rejects(resolving, /Cannot resolve "Conn": its scope was disposed meanwhile/);
+  assert.deepEqual(log, ["closed conn"]);
+});
+
+Deno.test("Scope.resolveAll() rejects with a sync failure and leaves no unhandled rejection", async () => {
+  const Slow = provider({
+    name: "Slow",
+    lifetime: "scoped",
+    factory: () => Promise.reject(new Error("slow failed")),
+  });
+  const Bad = provider({
+    name: "Bad",
+    lifetime: "scoped",
+    factory: (): number => {
+      throw new Error("bad failed");
+    },
+  });
+  const scope = new Container().createScope();
+  await assert.rejects(scope.resolveAll({ slow: Slow, bad: Bad }), /bad failed/);
+  await assert.rejects(scope.resolve(Slow), /slow failed/);
+  await scope.dispose();
+});
+
+Deno.test("Container.provide() binds a factory with its own disposer, disposed with the scope", async () => {
+  const log: string[] = [];
+  const Session = provider<{ id: number }>({ name: "Session", lifetime: "scoped" });
+  let n = 0;
+  const c = new Container().provide(Session, {
+    factory: () => Promise.resolve({ id: ++n }),
+    dispose: (s) => void log.push(`end ${s.id}`),
+  });
+  for (let i = 0; i < 2; i++) {
+    await using scope = c.createScope();
+    await scope.resolve(Session);
+  }
+  assert.deepEqual(log, ["end 1", "end 2"]);
+});
+
+Deno.test("Container names a cycle between scoped providers", async () => {
+  const A: Provider<number> = provider({
+    name: "A",
+    lifetime: "scoped",
+    inject: () => ({ b: B }),
+    factory: () => 1,
+  });
+  const B: Provider<number> = provider({
+    name: "B",
+    lifetime: "scoped",
+    inject: () => ({ c: C }),
+    factory: () => 2,
+  });
+  const C: Provider<number> = provider({
+    name: "C",
+    lifetime: "scoped",
+    inject: { a: A },
+    factory: () => 3,
+  });
+  const scope = new Container().createScope();
+  await assert.rejects(scope.resolve(B), /Provider cycle: "B" -> "C" -> "A" -> "B"/);
+  await scope.dispose();
+});
+
+Deno.test("Disposal order follows creation order when async factories finish out of order", async () => {
+  const log: string[] = [];
+  const Base = provider({
+    name: "Base",
+    lifetime: "scoped",
+    factory: async () => {
+      await new Promise((r) => setTimeout(r, 2));
+      return "base";
+    },
+    dispose: () => void log.push("Base"),
+  });
+  const Mid = provider({
+    name: "Mid",
+    lifetime: "scoped",
+    inject: { base: Base },
+    factory: () => "mid",
+    dispose: () => void log.push("Mid"),
+  });
+  const Top = provider({
+    name: "Top",
+    lifetime: "scoped",
+    inject: { mid: Mid },
+    factory: () => "top",
+    dispose: () => void log.push("Top"),
+  });
+  const scope = new Container().createScope();
+  await scope.resolveAll({ top: Top, base: Base });
+  await scope.dispose();
+  assert.deepEqual(log, ["Top", "Mid", "Base"]);
 });

@@ -72,6 +72,33 @@ export function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === "string" && Object.hasOwn(ERROR_CODES, code);
 }
 
+const CODE_BY_STATUS: ReadonlyMap<number, ErrorCode> = (() => {
+  const map = new Map<number, ErrorCode>();
+  for (const [code, status] of Object.entries(ERROR_CODES) as [ErrorCode, number][]) {
+    if (!map.has(status)) map.set(status, code);
+  }
+  return map;
+})();
+
+/**
+ * The primary error code of an HTTP status: the first catalogue code with that status
+ * (`"Conflict"` for 409, `"BadRequest"` for 400), or `undefined` when the catalogue has none.
+ *
+ * @param status The HTTP status code.
+ * @returns Its code, if any.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { errorCodeForStatus } from "@fw/runtime";
+ * assert.equal(errorCodeForStatus(409), "Conflict");
+ * assert.equal(errorCodeForStatus(405), undefined);
+ * ```
+ */
+export function errorCodeForStatus(status: number): ErrorCode | undefined {
+  return CODE_BY_STATUS.get(status);
+}
+
 const PHRASES: Readonly<Record<number, string>> = {
   100: "Continue",
   101: "Switching Protocols",

@@ -62,12 +62,20 @@ export interface LoggerOptions {
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
 
 function envLevel(): LogLevel | undefined {
+  let raw: string | undefined;
   try {
-    const v = Deno.env.get("LOG_LEVEL")?.toLowerCase();
-    return v && v in RANK ? v as LogLevel : undefined;
+    raw = Deno.env.get("LOG_LEVEL");
   } catch {
     return undefined; // no env permission
   }
+  if (raw === undefined || raw === "") return undefined;
+  const v = raw.toLowerCase();
+  if (!Object.hasOwn(RANK, v)) {
+    throw new TypeError(
+      `Invalid LOG_LEVEL environment variable "${raw}": use debug, info, warn, error or silent`,
+    );
+  }
+  return v as LogLevel;
 }
 
 /**
@@ -75,7 +83,7 @@ function envLevel(): LogLevel | undefined {
  *
  * @param options Level, sink, clock and base fields.
  * @returns The logger.
- * @throws {TypeError} When `level` is not a known level.
+ * @throws {TypeError} When `level` (or, without it, `LOG_LEVEL`) is not a known level.
  *
  * @example
  * ```ts
@@ -92,7 +100,7 @@ function envLevel(): LogLevel | undefined {
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? envLevel() ?? "info";
-  if (!(level in RANK)) {
+  if (!Object.hasOwn(RANK, level)) {
     throw new TypeError(
       `Invalid log level "${level}": use debug, info, warn, error or silent`,
     );
@@ -140,12 +148,48 @@ class StructuredLogger implements Logger {
   }
 }
 
-function jsonable(fields: Record<string, unknown>): Record<string, unknown> {
+function jsonable(fields: Record<string, unknown>, stacks: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) {
-    out[k] = v instanceof Error ? { name: v.name, message: v.message } : v;
+    out[k] = v instanceof Error
+      ? (stacks
+        ? { name: v.name, message: v.message, stack: v.stack }
+        : { name: v.name, message: v.message })
+      : v;
   }
   return out;
+}
+
+const RESERVED = new Set(["level", "time", "message"]);
+
+/**
+ * Formats a record as one JSON line: `{"level", "time" (ISO 8601), "message", ...fields}`. Fields
+ * named `level`, `time` or `message` are written as `field.level` and so on; an Error field
+ * becomes `{name, message, stack}`.
+ *
+ * @param record The record.
+ * @returns The JSON text (without newline).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { formatLogJson } from "@fw/runtime";
+ * assert.equal(
+ *   formatLogJson({ level: "info", message: "order created", fields: { traceId: "abc", id: 7 }, time: 0 }),
+ *   '{"level":"info","time":"1970-01-01T00:00:00.000Z","message":"order created","traceId":"abc","id":7}',
+ * );
+ * ```
+ */
+export function formatLogJson(record: LogRecord): string {
+  const out: Record<string, unknown> = {
+    level: record.level,
+    time: new Date(record.time).toISOString(),
+    message: record.message,
+  };
+  for (const [k, v] of Object.entries(jsonable(record.fields, true))) {
+    out[RESERVED.has(k) ? `field.${k}` : k] = v;
+  }
+  return safeJson(out);
 }
 
 function safeJson(value: unknown): string {
@@ -179,9 +223,9 @@ function safeJson(value: unknown): string {
 export function formatLogLine(record: LogRecord): string {
   const { traceId, ...rest } = record.fields;
   let line = record.level.toUpperCase();
-  if (traceId !== undefined) line += ` [${traceId}]`;
+  if (traceId) line += ` [${traceId}]`;
   line += ` ${record.message}`;
-  if (Object.keys(rest).length) line += ` ${safeJson(jsonable(rest))}`;
+  if (Object.keys(rest).length) line += ` ${safeJson(jsonable(rest, false))}`;
   const err = record.fields.error;
   if (err instanceof Error && err.stack) line += `\n${err.stack}`;
   return line;
@@ -194,23 +238,30 @@ export interface ConsoleSinkOptions {
 }
 
 /**
- * Writes records to the console: debug/info to stdout, warn/error to stderr.
+ * Writes records to the console, one line each: debug/info through `console.log` (stdout),
+ * warn/error through `console.error` (stderr). `text` lines come from {@linkcode formatLogLine},
+ * `json` lines from {@linkcode formatLogJson}.
  *
  * @param options The output format.
  * @returns The sink.
+ * @throws {TypeError} When `format` is neither `text` nor `json`.
+ *
+ * @example
+ * ```ts
+ * import { consoleSink, createLogger } from "@fw/runtime";
+ * const log = createLogger({ sink: consoleSink({ format: "json" }), level: "warn" });
+ * log.info("not written: below the level");
+ * ```
  */
 export function consoleSink(options: ConsoleSinkOptions = {}): LogSink {
-  const json = options.format === "json";
+  const format = options.format ?? "text";
+  if (format !== "text" && format !== "json") {
+    throw new TypeError(`Invalid log format "${format}": use text or json`);
+  }
+  const render = format === "json" ? formatLogJson : formatLogLine;
   return {
     write(record) {
-      const line = json
-        ? safeJson({
-          level: record.level,
-          time: new Date(record.time).toISOString(),
-          message: record.message,
-          ...jsonable(record.fields),
-        })
-        : formatLogLine(record);
+      const line = render(record);
       if (record.level === "warn" || record.level === "error") console.error(line);
       else console.log(line);
     },

@@ -5,15 +5,60 @@
  *   `schema`...), with `String`, `Number` and `Boolean` (the global constructors) as primitives.
  * - The schema compiler (`compile(schema, area)`): a validator generated once per schema, with
  *   coercion for `params` and `query` and strict JSON types elsewhere.
- * - Exceptions (`HttpException` and its subclasses, `ValidationException`, `toErrorResponse`) and
- *   the error-code catalogue (`ERROR_CODES`, `statusText`).
- * - The async context (`runInContext`, `useContext`, `tryContext`) and dependency injection
- *   (`provider`, `Container`, `Scope`).
- * - A structured logger (`createLogger`, `consoleSink`, `MemorySink`).
+ * - Exceptions: `HttpException`, its 4xx and 5xx subclasses (`NotFoundException`...),
+ *   `ValidationException` (the spec 7.1 body), and `toErrorResponse` (any thrown value to status,
+ *   body and headers; non-HTTP errors become a generic 500 that leaks nothing).
+ * - The error-code catalogue of `.mayThrow()` (`ERROR_CODES`, `ErrorCode`, `errorCodeOf`,
+ *   `errorCodeForStatus`) and the status phrases (`statusText`).
+ * - The async context (`runInContext`, `useContext`, `tryContext`, type `AuthUser`): values that
+ *   follow a request or event through every `await` and timer.
+ * - Dependency injection: `provider()` declares singleton or scoped values with typed
+ *   dependencies; `Container` binds and overrides them; a `Scope` per request or invocation
+ *   resolves them and disposes them in reverse creation order.
+ * - A structured logger (`createLogger`, child loggers, `consoleSink` in text or JSON,
+ *   `MemorySink` for tests, an injectable clock).
  * - File discovery and the static `.gen/` loaders (`listFiles`, `renderLoader`, `loadModules`).
  * - The plugin interface applications are composed from (`Plugin`, `AppContext`).
  * - Time as a dependency (`Clock`, `systemClock`, `ManualClock` for tests).
  * - A minimal metrics interface (`Meter`, `MemoryMeter`, `noopMeter`).
+ *
+ * @example Exceptions, context, injection and logging together
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import {
+ *   Container,
+ *   createLogger,
+ *   MemorySink,
+ *   NotFoundException,
+ *   provider,
+ *   runInContext,
+ *   toErrorResponse,
+ *   useContext,
+ * } from "@fw/runtime";
+ *
+ * const sink = new MemorySink();
+ * const Log = provider({ name: "Log", factory: () => createLogger({ sink, clock: () => 0 }) });
+ * const Users = provider({
+ *   name: "Users",
+ *   lifetime: "scoped",
+ *   inject: { log: Log },
+ *   factory: ({ log }) => ({
+ *     find(id: number) {
+ *       log.info("lookup", { traceId: useContext<{ traceId: string }>().traceId, id });
+ *       throw new NotFoundException(`No user ${id}`);
+ *     },
+ *   }),
+ * });
+ *
+ * const container = new Container();
+ * await runInContext({ traceId: "t-1" }, async () => {
+ *   await using scope = container.createScope();
+ *   const { users } = await scope.resolveAll({ users: Users });
+ *   const res = toErrorResponse((() => { try { users.find(7); } catch (e) { return e; } })());
+ *   assert.deepEqual(res.body, { statusCode: 404, message: "No user 7", error: "Not Found" });
+ * });
+ * assert.deepEqual(sink.lines(), ['INFO [t-1] lookup {"id":7}']);
+ * ```
  *
  * @example A schema and its static type
  * ```ts
@@ -36,8 +81,8 @@ export {
   tryContext,
   useContext,
 } from "./context.ts";
+export { Container, Scope } from "./di.ts";
 export {
-  Container,
   isProvider,
   type Lifetime,
   type Provider,
@@ -46,44 +91,52 @@ export {
   type ProviderMap,
   type ProviderOptions,
   type Resolved,
-  Scope,
-  type ScopeState,
-} from "./di.ts";
-export { ERROR_CODES, type ErrorCode, isErrorCode, statusText } from "./error_codes.ts";
+} from "./provider.ts";
 export {
-  BadGatewayException,
-  BadRequestException,
-  ConflictException,
+  ERROR_CODES,
+  type ErrorCode,
+  errorCodeForStatus,
+  isErrorCode,
+  statusText,
+} from "./error_codes.ts";
+export {
   type ErrorBody,
-  type ErrorResponseParts,
-  ForbiddenException,
-  GatewayTimeoutException,
-  GoneException,
   HttpException,
   type HttpExceptionClass,
   type HttpExceptionOptions,
-  InternalServerErrorException,
+  type ValidationErrorBody,
+  type ValidationIssue,
+} from "./exceptions.ts";
+export {
+  BadRequestException,
+  ConflictException,
+  ForbiddenException,
+  GoneException,
   MethodNotAllowedException,
   NotAcceptableException,
   NotFoundException,
-  NotImplementedException,
   PayloadTooLargeException,
   PreconditionFailedException,
   RequestTimeoutException,
-  ServiceUnavailableException,
-  toErrorResponse,
   TooManyRequestsException,
   UnauthorizedException,
   UnprocessableEntityException,
   UnsupportedMediaTypeException,
-  type ValidationErrorBody,
   ValidationException,
-  type ValidationIssue,
-} from "./exceptions.ts";
+} from "./client_exceptions.ts";
+export {
+  BadGatewayException,
+  GatewayTimeoutException,
+  InternalServerErrorException,
+  NotImplementedException,
+  ServiceUnavailableException,
+} from "./server_exceptions.ts";
+export { errorCodeOf, type ErrorResponseParts, toErrorResponse } from "./error_response.ts";
 export {
   consoleSink,
   type ConsoleSinkOptions,
   createLogger,
+  formatLogJson,
   formatLogLine,
   type Logger,
   type LoggerOptions,

@@ -7,15 +7,20 @@
  * drift, and the median req/s of the rounds is reported with the ratios fw/bare and fw/Hono.
  * Hono and bare do no validation; fw validates everything.
  *
- * Options: `--duration <s>` (default 4), `--rounds <n>` (default 3), `--connections <n>` (50).
+ * Servers run with `NODE_ENV=production`, as deployed: fw's response validation against
+ * `.returns()` is a development aid and is off in production (pass `--dev` to keep it on).
+ *
+ * Options: `--duration <s>` (default 4), `--rounds <n>` (default 3), `--connections <n>` (50),
+ * `--only <letters>` (for example `--only ac`), `--dev`.
  *
  * @module
  */
 
+const dev = Deno.args.includes("--dev");
 const args = Object.fromEntries(
-  Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : []).filter((x) =>
-    x.length
-  ),
+  Deno.args.filter((a) => a !== "--dev")
+    .map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
+    .filter((x) => x.length),
 );
 const duration = Number(args.duration ?? 4);
 const rounds = Number(args.rounds ?? 3);
@@ -57,6 +62,8 @@ const scenarios: Scenario[] = [
   { name: "(c) POST /orders 7-field body", path: "/orders", routes: 3, post: true },
   { name: "(d) (b) with 200 routes", path: "/users/42?limit=10", routes: 200 },
 ];
+const only = args.only as string | undefined;
+const selected = only ? scenarios.filter((s) => only.includes(s.name[1])) : scenarios;
 const kinds = ["bare", "hono", "fw"] as const;
 
 async function start(kind: string, port: number, routes: number): Promise<Deno.ChildProcess> {
@@ -71,6 +78,7 @@ async function start(kind: string, port: number, routes: number): Promise<Deno.C
     ],
     stdout: "piped",
     stderr: "inherit",
+    env: { NODE_ENV: dev ? "development" : "production" },
   }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
@@ -103,7 +111,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const results: Record<string, Record<string, number>> = {};
 let port = 18300;
 
-for (const s of scenarios) {
+for (const s of selected) {
   const runs: Record<string, number[]> = { bare: [], hono: [], fw: [] };
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? [...kinds] : [...kinds].reverse();
