@@ -54,11 +54,11 @@ export class SseReader {
     return this.#events.shift();
   }
 
-  /** The next event that is not a comment. */
+  /** The next event with data (comments and `retry:`-only blocks are skipped). */
   async nextEvent(): Promise<ReceivedEvent | undefined> {
     for (;;) {
       const e = await this.next();
-      if (e === undefined || e.comment === undefined) return e;
+      if (e === undefined || e.data !== undefined) return e;
     }
   }
 
