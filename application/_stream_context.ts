@@ -99,7 +99,6 @@ export class StreamRequestContext extends RequestContext {
       }
       value = r.value;
     }
-    if (this.signal.aborted) return Promise.reject(this.signal.reason);
     const text = JSON.stringify(value);
     return this._sse !== undefined ? this._sse.sendJson(text, options) : this._ws!.sendText(text);
   }
@@ -126,17 +125,17 @@ export interface LiveStream {
 const registries = new WeakMap<object, Set<LiveStream>>();
 
 /**
- * Records an open connection of the application that owns `app` (keyed by its container, which
- * modules share with the root).
+ * The set of open connections of the application that owns `app` (keyed by its container, which
+ * modules share with the root). Stream endpoints add a connection when it opens and delete it
+ * when it is done.
  *
  * @param app The application context.
- * @param live The connection.
+ * @returns The live set.
  */
-export function trackStream(app: AppContext, live: LiveStream): void {
+export function streamRegistry(app: AppContext): Set<LiveStream> {
   let set = registries.get(app.container);
   if (set === undefined) registries.set(app.container, set = new Set());
-  set.add(live);
-  live.done.finally(() => set.delete(live));
+  return set;
 }
 
 /**

@@ -30,7 +30,7 @@ import {
   type Validator,
 } from "@fw/runtime";
 import { jsonError, safeHandlers } from "./_errors.ts";
-import { type LiveStream, StreamRequestContext, trackStream } from "./_stream_context.ts";
+import { type LiveStream, StreamRequestContext, streamRegistry } from "./_stream_context.ts";
 import { readJsonBody } from "./body.ts";
 import type { CompileEndpointOptions } from "./compile_endpoint.ts";
 import type { EndpointDefinition, EndpointMode } from "./endpoint_types.ts";
@@ -93,6 +93,54 @@ function abortPromise(signal: AbortSignal): { promise: Promise<typeof ABORTED>; 
 
 const ABORTED = Symbol("aborted");
 
+type Envelope = ReturnType<typeof toErrorResponse>["body"];
+
+/** One open connection: how to end it normally, with an error, or for a server stop. */
+interface Connection extends LiveStream {
+  done: Promise<void>;
+  /** Settles once the transport is closed. */
+  readonly closed: Promise<unknown>;
+  /** Ends after the handler finished. */
+  end(): void;
+  /** Sends the error envelope and ends. */
+  fail(envelope: Envelope): void;
+}
+
+class SseConnection implements Connection {
+  done: Promise<void> = Promise.resolve();
+  constructor(readonly stream: SseStream) {}
+  get closed(): Promise<unknown> {
+    return this.stream.done;
+  }
+  end(): void {
+    this.stream.close();
+  }
+  fail(envelope: Envelope): void {
+    this.stream.sendJson(JSON.stringify(envelope), { event: "error" }).catch(() => {});
+    this.stream.close();
+  }
+  shutdown(): void {
+    this.stream.close();
+  }
+}
+
+class WsConnection implements Connection {
+  done: Promise<void> = Promise.resolve();
+  constructor(readonly channel: WebSocketChannel) {}
+  get closed(): Promise<unknown> {
+    return this.channel.closed;
+  }
+  end(): void {
+    this.channel.close(CloseCode.Normal);
+  }
+  fail(envelope: Envelope): void {
+    this.channel.fail(CloseCode.InternalError, envelope);
+  }
+  shutdown(): void {
+    this.channel.close(CloseCode.GoingAway, "Server is stopping");
+  }
+}
+
 /** A compiled stream endpoint; `run` is the route handler. */
 class CompiledStream {
   readonly #mode: Exclude<EndpointMode, "unary">;
@@ -109,6 +157,7 @@ class CompiledStream {
   readonly #app: AppContext;
   readonly #label: string;
   readonly #options: ResolvedStreamOptions;
+  readonly #live: Set<LiveStream>;
 
   constructor(def: EndpointDefinition, { method, route, app, streams }: CompileEndpointOptions) {
     const meta = def.meta;
@@ -137,6 +186,7 @@ class CompiledStream {
     this.#shared = { route, app, status: 200 };
     this.#app = app;
     this.#options = checkStreamOptions(streams, this.#label);
+    this.#live = streamRegistry(app);
   }
 
   async run(req: Request, params: RawParams, info: RequestInfo): Promise<Response> {
@@ -208,16 +258,13 @@ class CompiledStream {
       retryMs: o.retryMs,
     });
     ctx._sse = stream;
-    const done = this.#serve(ctx, scope, deps, {
-      end: () => stream.close(),
-      fail: (envelope) => {
-        stream.sendJson(JSON.stringify(envelope), { event: "error" }).catch(() => {});
-        stream.close();
-      },
-      closed: stream.done,
-    });
-    trackStream(this.#app, { shutdown: () => stream.close(), done });
+    this.#open(new SseConnection(stream), ctx, scope, deps);
     return stream.response();
+  }
+
+  #open(conn: Connection, ctx: StreamRequestContext, scope: Scope | undefined, deps: unknown) {
+    this.#live.add(conn);
+    conn.done = this.#serve(conn, ctx, scope, deps);
   }
 
   #upgrade(
@@ -245,29 +292,14 @@ class CompiledStream {
     });
     ctx._ws = channel;
     ctx._streamIn = this.#mode !== "server-stream";
-    const closed = channel.closed.then(() => {});
-    const done = this.#serve(ctx, scope, deps, {
-      end: () => channel.close(CloseCode.Normal),
-      fail: (envelope) => channel.fail(CloseCode.InternalError, envelope),
-      closed,
-      before: this.#mode === "server-stream" ? () => this.#firstMessage(ctx, channel) : undefined,
-    });
-    const live: LiveStream = {
-      shutdown: () => channel.close(CloseCode.GoingAway, "Server is stopping"),
-      done,
-    };
-    trackStream(this.#app, live);
+    if (this.#mode === "server-stream" && this.#body === undefined) channel.discardIncoming();
+    this.#open(new WsConnection(channel), ctx, scope, deps);
     return upgraded.response;
   }
 
-  /** Server stream over a WebSocket: the first message is the body; later ones are dropped. */
+  /** Server stream over a WebSocket with a body: the first message; later ones are dropped. */
   async #firstMessage(ctx: StreamRequestContext, channel: WebSocketChannel): Promise<boolean> {
-    if (this.#body === undefined) {
-      channel.discardIncoming();
-      return true;
-    }
-    const it = channel.messages();
-    const first = await it.next();
+    const first = await channel.messages().next();
     channel.discardIncoming();
     if (first.done) return false;
     ctx._streamBody = first.value;
@@ -275,20 +307,20 @@ class CompiledStream {
   }
 
   async #serve(
+    conn: Connection,
     ctx: StreamRequestContext,
     scope: Scope | undefined,
     deps: unknown,
-    transport: {
-      end(): void;
-      fail(envelope: ReturnType<typeof toErrorResponse>["body"]): void;
-      closed: Promise<void>;
-      before?: () => Promise<boolean>;
-    },
   ): Promise<void> {
     const signal = ctx.signal;
     try {
-      if (transport.before !== undefined && !(await transport.before())) return;
-      const result = this.#inject !== undefined ? this.#handler(deps, ctx) : this.#handler(ctx);
+      if (
+        this.#mode === "server-stream" && this.#body !== undefined && ctx._ws !== undefined &&
+        !(await this.#firstMessage(ctx, ctx._ws))
+      ) return;
+      const result = this.#inject !== undefined
+        ? this.#handler(deps, ctx)
+        : this.#handler(ctx);
       const final = await this.#drive(result, ctx);
       if (this.#mode === "client-stream" && final !== undefined && !signal.aborted) {
         await ctx.sendValidated(final, this.#result);
@@ -299,12 +331,13 @@ class CompiledStream {
       } else {
         const { body, internal } = toErrorResponse(error);
         if (internal) this.#app.logger.error(`Unhandled error in ${this.#label}`, { error });
-        if (!signal.aborted) transport.fail(body);
+        if (!signal.aborted) conn.fail(body);
       }
     } finally {
-      transport.end();
-      await transport.closed;
+      conn.end();
+      await conn.closed;
       if (scope !== undefined) await this.#dispose(scope);
+      this.#live.delete(conn);
     }
   }
 

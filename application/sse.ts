@@ -87,7 +87,7 @@ export function encodeSseEvent(data: string, fields: SseEventFields = {}): strin
   if (fields.event !== undefined) out += `event: ${checkField(fields.event, "event name")}\n`;
   if (fields.id !== undefined) out += `id: ${checkField(String(fields.id), "id")}\n`;
   if (fields.retry !== undefined) out += `retry: ${Math.max(0, Math.floor(fields.retry))}\n`;
-  if (!LINE_BREAK.test(data)) return `${out}data: ${data}\n\n`;
+  if (data.indexOf("\n") < 0 && data.indexOf("\r") < 0) return `${out}data: ${data}\n\n`;
   for (const line of data.split(LINE_BREAK)) out += `data: ${line}\n`;
   return out + "\n";
 }
@@ -101,6 +101,38 @@ interface Waiter {
   resolve(): void;
   reject(reason: unknown): void;
 }
+
+/**
+ * Hands queued events to the socket once per macrotask rather than once per event: every stream
+ * that received events while the current task (and its microtasks) ran is flushed together by
+ * one zero-delay timer. A broadcast to many streams then costs one write per stream, not one per
+ * event. The timer is cleared when the last waiting stream ends, so nothing stays pending.
+ */
+class FlushScheduler {
+  #due = new Set<() => void>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  add(flush: () => void): void {
+    this.#due.add(flush);
+    this.#timer ??= setTimeout(this.#run, 0);
+  }
+
+  delete(flush: () => void): void {
+    if (this.#due.delete(flush) && this.#due.size === 0 && this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  #run = (): void => {
+    this.#timer = undefined;
+    const due = this.#due;
+    this.#due = new Set();
+    for (const flush of due) flush();
+  };
+}
+
+const scheduler = new FlushScheduler();
 
 /**
  * One client's event stream: give {@linkcode SseStream.readable} (or
@@ -229,21 +261,6 @@ export class SseStream {
    */
   sendJson(data: string, options?: SseSendOptions): Promise<void> {
     if (this.closed) return Promise.reject(this.#reason());
-    let id: string;
-    if (options?.id === undefined) {
-      id = String(++this.#nextId);
-    } else if (typeof options.id === "number" && Number.isSafeInteger(options.id)) {
-      this.#nextId = options.id;
-      id = String(options.id);
-    } else {
-      id = String(options.id);
-    }
-    let text: string;
-    try {
-      text = encodeSseEvent(data, { id, event: options?.event });
-    } catch (error) {
-      return Promise.reject(error);
-    }
     if (this.#queued > this.#highWaterMark * HARD_LIMIT_FACTOR) {
       return Promise.reject(
         new RangeError(
@@ -251,6 +268,31 @@ export class SseStream {
         ),
       );
     }
+    if (options === undefined || (options.id === undefined && options.event === undefined)) {
+      // The common case, kept cheap for fan-out: a numbered event with one data line.
+      const id = String(++this.#nextId);
+      const text = data.indexOf("\n") < 0 && data.indexOf("\r") < 0
+        ? `id: ${id}\ndata: ${data}\n\n`
+        : encodeSseEvent(data, { id });
+      return this.#enqueue(id, text);
+    }
+    let text: string;
+    try {
+      text = encodeSseEvent(data, {
+        id: options.id === undefined ? this.#nextId + 1 : options.id,
+        event: options.event,
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (options.id === undefined) this.#nextId++;
+    else if (typeof options.id === "number" && Number.isSafeInteger(options.id)) {
+      this.#nextId = options.id;
+    }
+    return this.#enqueue(String(options.id ?? this.#nextId), text);
+  }
+
+  #enqueue(id: string, text: string): Promise<void> {
     this.#lastId = id;
     this.#push(text);
     if (this.#queued <= this.#highWaterMark) return Promise.resolve();
@@ -298,10 +340,13 @@ export class SseStream {
   #push(text: string): void {
     this.#queue.push(text);
     this.#queued += text.length;
-    this.#wakePull();
+    if (this.#pullWaiter !== undefined) scheduler.add(this.#flush);
   }
 
+  readonly #flush = (): void => this.#wakePull();
+
   #wakePull(): void {
+    scheduler.delete(this.#flush);
     const wake = this.#pullWaiter;
     if (wake !== undefined) {
       this.#pullWaiter = undefined;
