@@ -30,7 +30,7 @@ import {
   type Validator,
 } from "@fw/runtime";
 import { jsonError, safeHandlers } from "./_errors.ts";
-import { type LiveStream, StreamRequestContext, streamRegistry } from "./_stream_context.ts";
+import { type LiveStream, streamRegistry, StreamRequestContext } from "./_stream_context.ts";
 import { readJsonBody } from "./body.ts";
 import type { CompileEndpointOptions } from "./compile_endpoint.ts";
 import type { EndpointDefinition, EndpointMode } from "./endpoint_types.ts";
@@ -318,9 +318,7 @@ class CompiledStream {
         this.#mode === "server-stream" && this.#body !== undefined && ctx._ws !== undefined &&
         !(await this.#firstMessage(ctx, ctx._ws))
       ) return;
-      const result = this.#inject !== undefined
-        ? this.#handler(deps, ctx)
-        : this.#handler(ctx);
+      const result = this.#inject !== undefined ? this.#handler(deps, ctx) : this.#handler(ctx);
       const final = await this.#drive(result, ctx);
       if (this.#mode === "client-stream" && final !== undefined && !signal.aborted) {
         await ctx.sendValidated(final, this.#result);

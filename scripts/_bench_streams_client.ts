@@ -91,7 +91,9 @@ async function connection(): Promise<void> {
     const end = headText.indexOf("\r\n\r\n");
     if (end >= 0) rest = encoder.encode(headText.slice(end + 4));
   }
-  const ok = kind === "ws" ? headText.startsWith("HTTP/1.1 101") : headText.startsWith("HTTP/1.1 200");
+  const ok = kind === "ws"
+    ? headText.startsWith("HTTP/1.1 101")
+    : headText.startsWith("HTTP/1.1 200");
   if (!ok) {
     failed++;
     conn.close();

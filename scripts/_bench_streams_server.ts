@@ -65,7 +65,9 @@ class Subscription implements AsyncIterableIterator<Message> {
   }
 
   next(): Promise<IteratorResult<Message>> {
-    if (this.#queue.length > 0) return Promise.resolve({ done: false, value: this.#queue.shift()! });
+    if (this.#queue.length > 0) {
+      return Promise.resolve({ done: false, value: this.#queue.shift()! });
+    }
     if (this.#done) return Promise.resolve({ done: true, value: undefined });
     return new Promise((resolve) => this.#wake = resolve);
   }
