@@ -101,7 +101,7 @@ if (kind === "fw") {
   const app = application({ logger: createLogger({ level: "warn" }) })
     .use(http({ port: 0, hostname: "127.0.0.1", signals: false }))
     .use(
-      api({ autoScan: false, streams: { idleTimeoutMs: 0, wsHighWaterMark: 1e9 } })
+      api({ autoScan: false })
         .route("GET", "/idle", idle)
         .route("GET", "/fanout", fanout),
     );
