@@ -92,6 +92,28 @@ export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R
 }
 
 /**
+ * Runs `fn` in a new, isolated scope holding only `values`: nothing of the caller's scope is
+ * visible. Event handlers run this way, so a handler invoked from inside an HTTP request never
+ * sees that request's `user` or trace id.
+ *
+ * @param values The values of the new scope.
+ * @param fn The function to run.
+ * @returns What `fn` returns.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runInContext, runInNewContext, useContext } from "@fw/runtime";
+ * runInContext({ user: "ann" }, () => {
+ *   runInNewContext({ eventTopic: "a.b" }, () => assert.deepEqual(useContext(), { eventTopic: "a.b" }));
+ * });
+ * ```
+ */
+export function runInNewContext<R>(values: Record<string, unknown>, fn: () => R): R {
+  return storage.run(values, fn);
+}
+
+/**
  * The values of the current scope.
  *
  * @returns The context object (treat it as read-only).
