@@ -309,26 +309,36 @@ export function runTransportConformance(name: string, harness: TransportHarness)
       traceId: "t",
       publishedAt: 0,
     };
-    await env.transports[0].publish(bad as never);
+    // A transport may refuse a malformed envelope at publish; one it accepts must be dead-lettered.
+    const accepted = async (e: unknown) =>
+      await env.transports[0].publish(e as never).then(() => true, () => false);
+    const expected: string[] = [];
+    if (await accepted(bad)) expected.push("bad-1");
     const wrongPayload = { ...bad, id: "bad-2", attributes: {}, payload: { n: "one" } };
-    await env.transports[0].publish(wrongPayload as never);
+    if (await accepted(wrongPayload)) expected.push("bad-2");
     await getPublisher(Job, { bus })({ n: 2 });
     await until(
-      () => seen.length === 1 && env.meter.sum("events.handle.conformance.job.dlq") === 2,
+      () =>
+        seen.length === 1 &&
+        env.meter.sum("events.handle.conformance.job.dlq") === expected.length,
       wait,
-      "2 DLQ + 1 ok",
+      "the dead letters and the good message",
     );
     await settle();
     const dead = (await bus.deadLetters()).map((d) => d.envelope);
-    assert.deepEqual(dead.map((e) => e.id).sort(), ["bad-1", "bad-2"]);
-    assert.match(
-      dead.find((e) => e.id === "bad-1")!.attributes["dlq.error"],
-      /malformed envelope: envelope field "attributes"/,
-    );
-    assert.match(
-      dead.find((e) => e.id === "bad-2")!.attributes["dlq.error"],
-      /invalid payload: payload.n must be an integer/,
-    );
+    assert.deepEqual(dead.map((e) => e.id).sort(), expected);
+    if (expected.includes("bad-1")) {
+      assert.match(
+        dead.find((e) => e.id === "bad-1")!.attributes["dlq.error"],
+        /malformed envelope: envelope field "attributes"/,
+      );
+    }
+    if (expected.includes("bad-2")) {
+      assert.match(
+        dead.find((e) => e.id === "bad-2")!.attributes["dlq.error"],
+        /invalid payload: payload.n must be an integer/,
+      );
+    }
     assert.deepEqual(seen, [2]);
   });
 }
