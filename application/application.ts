@@ -1,6 +1,7 @@
 /**
  * `application()`: the host plugins are composed into, its lifecycle (setup, warmup, start, stop)
- * and the request dispatcher (router, 404/405, automatic HEAD and OPTIONS, async context).
+ * and the request dispatcher (router, 404/405, automatic HEAD and OPTIONS, CORS preflights,
+ * async context).
  *
  * @module
  */
@@ -25,6 +26,8 @@ import {
   systemClock,
 } from "@fw/runtime";
 import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
+import { preflights } from "./_policies.ts";
+import { matchedRoutes } from "./_route_info.ts";
 import { closeStreams } from "./_stream_context.ts";
 import { traceIdOf } from "./_trace.ts";
 import type { Router } from "./router/router.ts";
@@ -270,13 +273,24 @@ export class Application {
   }
 
   #compose(): void {
-    let next = (req: Request, info: RequestInfo) => this.#route(req, info);
+    if (this.#middlewares.length === 0) {
+      this.#handle = (req, info) => this.#route(req, info);
+      return;
+    }
+    // With middlewares, the request's async context opens before the first middleware, so
+    // middlewares see the trace id and can add values (`oauth()` adds `user`) with runInContext.
+    let next = (req: Request, info: RequestInfo) => this.#routeInContext(req, info);
     for (let i = this.#middlewares.length - 1; i >= 0; i--) {
       const mw = this.#middlewares[i];
       const inner = next;
       next = (req, info) => mw(req, info, () => Promise.resolve(inner(req, info)));
     }
-    this.#handle = next;
+    const chain = next;
+    this.#handle = (req, info) =>
+      runInContext(
+        new RequestValues(req) as unknown as Record<string, unknown>,
+        () => chain(req, info),
+      );
   }
 
   /**
@@ -344,6 +358,15 @@ export class Application {
   }
 
   #route(req: Request, info: RequestInfo): Response | Promise<Response> {
+    return this.#dispatch(req, info, false);
+  }
+
+  #routeInContext(req: Request, info: RequestInfo): Response | Promise<Response> {
+    return this.#dispatch(req, info, true);
+  }
+
+  /** Routes a request; `framed` when the middlewares already opened its async context. */
+  #dispatch(req: Request, info: RequestInfo, framed: boolean): Response | Promise<Response> {
     const path = pathOf(req.url);
     const method = req.method;
     let match = this.#router.find(method, path);
@@ -353,7 +376,7 @@ export class Application {
         match = this.#router.find("GET", path);
         head = match !== undefined;
       }
-      if (!match) return this.#miss(method, path);
+      if (!match) return this.#miss(req, method, path);
     }
     const raw = match.params;
     let params: Record<string, string> = raw;
@@ -364,22 +387,48 @@ export class Application {
       break;
     }
     const entry = match.value;
-    const values = new RequestValues(req) as unknown as Record<string, unknown>;
-    const res = entry.sync
-      ? runInSyncContext(values, () => entry.safe(req, params, info))
-      : runInContext(values, () => entry.safe(req, params, info));
+    let res: Response | Promise<Response>;
+    if (framed) {
+      matchedRoutes.set(req, match.pattern);
+      res = entry.safe(req, params, info);
+    } else {
+      const values = new RequestValues(req) as unknown as Record<string, unknown>;
+      res = entry.sync
+        ? runInSyncContext(values, () => entry.safe(req, params, info))
+        : runInContext(values, () => entry.safe(req, params, info));
+    }
     return head ? Promise.resolve(res).then(stripBody) : res;
   }
 
-  #miss(method: string, path: string): Response {
+  #miss(req: Request, method: string, path: string): Response {
     const allowed = this.#router.allowed(path);
     if (allowed.length === 0) return jsonError(404, `No route matches "${method} ${path}"`);
+    if (method === "OPTIONS") {
+      const preflight = this.#preflight(req, path, allowed);
+      if (preflight !== undefined) return preflight;
+    }
     const allow = [
       ...new Set([...allowed, ...(allowed.includes("GET") ? ["HEAD"] : []), "OPTIONS"]),
     ]
       .sort().join(", ");
     if (method === "OPTIONS") return new Response(null, { status: 204, headers: { allow } });
     return jsonError(405, `Method "${method}" is not allowed on "${path}"`, { allow });
+  }
+
+  /** A CORS preflight answered by the route of the requested method, when it has `.cors()`. */
+  #preflight(req: Request, path: string, allowed: readonly string[]): Response | undefined {
+    const requested = req.headers.get("access-control-request-method");
+    if (requested === null || !req.headers.has("origin")) return undefined;
+    const corsOf = (method: string) => {
+      const entry = this.#router.find(method, path) ??
+        (method === "HEAD" ? this.#router.find("GET", path) : undefined);
+      return entry === undefined ? undefined : preflights.get(entry.value.handler);
+    };
+    const policy = corsOf(requested.toUpperCase());
+    if (policy === undefined) return undefined;
+    const methods = allowed.filter((m) => corsOf(m) !== undefined);
+    if (methods.includes("GET") && !methods.includes("HEAD")) methods.push("HEAD");
+    return policy.preflight(req, methods.sort());
   }
 }
 

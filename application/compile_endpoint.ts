@@ -7,13 +7,18 @@
  * spec 4.2; thrown values go through `toErrorResponse` (non-HTTP errors are logged with their
  * stack and answered with a generic 500). The scope is disposed after the response is built.
  *
+ * Route policies (`.cors()`, `.rateLimit()`, `.secure()`) wrap the compiled endpoint (see
+ * `_policies.ts`) and run before validation.
+ *
  * Hot path: validators are compiled here, the handler runs synchronously when nothing needs
- * awaiting, and a request to an endpoint without schemas costs one context object.
+ * awaiting, a request to an endpoint without schemas costs one context object, and an endpoint
+ * without policies has no policy wrapper at all.
  *
  * @module
  */
 
 import { safeHandlers, syncHandlers } from "./_errors.ts";
+import { hasPolicies, preflights, RoutePolicies } from "./_policies.ts";
 import {
   type AppContext,
   compile,
@@ -291,10 +296,19 @@ export function compileEndpoint(
   }
   if (def.mode !== "unary") return compileStreamEndpoint(def, options);
   const compiled = new CompiledEndpoint(def, options);
-  const handler: RouteHandler = (req, params, info) => compiled.run(req, params, info);
-  safeHandlers.add(handler);
   const meta = def.meta;
-  if (def.handler.constructor.name !== "AsyncFunction" && !meta.body && !meta.inject) {
+  const policies = hasPolicies(meta)
+    ? new RoutePolicies(meta, `${options.method} ${options.route}`, options.app, false)
+    : undefined;
+  const handler: RouteHandler = policies === undefined
+    ? (req, params, info) => compiled.run(req, params, info)
+    : (req, params, info) => policies.run(req, params, info, compiled);
+  safeHandlers.add(handler);
+  if (policies?.cors !== undefined) preflights.set(handler, policies.cors);
+  if (
+    def.handler.constructor.name !== "AsyncFunction" && !meta.body && !meta.inject &&
+    (policies === undefined || policies.sync)
+  ) {
     syncHandlers.add(handler);
   }
   return handler;

@@ -2,7 +2,9 @@
  * Compiles stream endpoints (spec 4.3): server streams over Server-Sent Events or a WebSocket,
  * client and bidirectional streams over a WebSocket.
  *
- * Per request, before any byte is streamed: the transport is chosen (`Upgrade: websocket`, else
+ * Per request, before any byte is streamed: the route policies run (a cross-origin request from
+ * an origin `.cors()` does not allow gets 403, then `.rateLimit()` 429, then `.secure()` 401/403,
+ * each as an ordinary HTTP response), the transport is chosen (`Upgrade: websocket`, else
  * `Accept: text/event-stream` for server streams, else 400), params and query are validated
  * (400), a server stream's SSE body is read and validated, and injected providers are resolved.
  * Only then is the SSE response or the WebSocket upgrade returned and the handler started.
@@ -30,6 +32,7 @@ import {
   type Validator,
 } from "@fw/runtime";
 import { jsonError, safeHandlers } from "./_errors.ts";
+import { hasPolicies, preflights, RoutePolicies } from "./_policies.ts";
 import { type LiveStream, streamRegistry, StreamRequestContext } from "./_stream_context.ts";
 import { readJsonBody } from "./body.ts";
 import type { CompileEndpointOptions } from "./compile_endpoint.ts";
@@ -403,7 +406,13 @@ export function compileStreamEndpoint(
     );
   }
   const compiled = new CompiledStream(def, options);
-  const handler: RouteHandler = (req, params, info) => compiled.run(req, params, info);
+  const policies = hasPolicies(def.meta)
+    ? new RoutePolicies(def.meta, `${options.method} ${options.route}`, options.app, true)
+    : undefined;
+  const handler: RouteHandler = policies === undefined
+    ? (req, params, info) => compiled.run(req, params, info)
+    : (req, params, info) => policies.run(req, params, info, compiled);
   safeHandlers.add(handler);
+  if (policies?.cors !== undefined) preflights.set(handler, policies.cors);
   return handler;
 }

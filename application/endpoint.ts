@@ -30,6 +30,8 @@ import type {
   SimpleHandler,
 } from "./endpoint_types.ts";
 import type { RawParams, RawQuery } from "./request_context.ts";
+import { checkCorsOptions } from "./cors.ts";
+import { checkRateLimitOptions } from "./rate_limit.ts";
 
 type MutableMeta = { -readonly [K in keyof EndpointMeta]: EndpointMeta[K] };
 
@@ -77,34 +79,6 @@ function strings(value: unknown, what: string): readonly string[] {
   return Object.freeze([...value]);
 }
 
-function checkCors(options: CorsOptions = {}): CorsOptions {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError("Invalid .cors() options: expected an object");
-  }
-  const origin = options.origin ?? "*";
-  if (origin === "*" && options.credentials === true) {
-    throw new TypeError(
-      'Invalid .cors() options: origin "*" cannot be used with credentials: true',
-    );
-  }
-  return Object.freeze({ ...options, origin });
-}
-
-function checkRateLimit(options: RateLimitOptions): RateLimitOptions {
-  const { max, windowMs } = options ?? {};
-  if (!Number.isInteger(max) || max < 1) {
-    throw new RangeError(
-      `Invalid .rateLimit() option "max": expected a positive integer, got ${max}`,
-    );
-  }
-  if (typeof windowMs !== "number" || !Number.isFinite(windowMs) || windowMs <= 0) {
-    throw new RangeError(
-      `Invalid .rateLimit() option "windowMs": expected a positive number, got ${windowMs}`,
-    );
-  }
-  return Object.freeze({ ...options });
-}
-
 function checkSecure(options?: SecureOptions | Guard): SecureMeta {
   if (options === undefined) return Object.freeze({ scopes: [], roles: [] });
   if (typeof options === "function") {
@@ -114,6 +88,13 @@ function checkSecure(options?: SecureOptions | Guard): SecureMeta {
     throw new TypeError(
       "Invalid .secure() argument: expected { scopes, roles } or a guard function",
     );
+  }
+  for (const key of Object.keys(options)) {
+    if (key !== "scopes" && key !== "roles") {
+      throw new TypeError(
+        `Invalid .secure() options: unknown option "${key}" (known: scopes, roles)`,
+      );
+    }
   }
   return Object.freeze({
     scopes: strings(options.scopes, '.secure() option "scopes"'),
@@ -238,11 +219,11 @@ class Builder {
   }
 
   cors(options?: CorsOptions): Builder {
-    return this.#with({ cors: checkCors(options) });
+    return this.#with({ cors: checkCorsOptions(options) });
   }
 
   rateLimit(options: RateLimitOptions): Builder {
-    return this.#with({ rateLimit: checkRateLimit(options) });
+    return this.#with({ rateLimit: checkRateLimitOptions(options) });
   }
 
   secure(options?: SecureOptions | Guard): Builder {

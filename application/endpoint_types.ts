@@ -17,6 +17,7 @@ import type {
   SchemaShape,
 } from "@fw/runtime";
 import type { HttpResponse } from "./http_response.ts";
+import type { RateLimitStore } from "./rate_limit_store.ts";
 import type { BaseContext, EndpointContext, RawParams, RawQuery } from "./request_context.ts";
 
 /** How an endpoint talks to its client, derived from `.body()` and `.returns()` (spec 4.3). */
@@ -45,26 +46,44 @@ export interface ReturnsMeta {
   readonly schema?: SchemaNode;
 }
 
-/** `.cors()` options for one route (implemented by the CORS policy). */
+/**
+ * `.cors()` options for one route. Preflights answer 204; an origin that is not allowed is never
+ * reflected; responses vary on `Origin` unless `origin` is a plain `"*"`.
+ */
 export interface CorsOptions {
   /** Allowed origin(s): `"*"`, one origin, a list, or a predicate. Default `"*"`. */
   readonly origin?: string | readonly string[] | ((origin: string) => boolean);
   /** Whether cookies and credentials are allowed (`origin: "*"` is then an error). */
   readonly credentials?: boolean;
-  /** Request headers allowed in a preflight. */
+  /** Request headers allowed in a preflight (default: the headers the preflight asks for). */
   readonly allowHeaders?: readonly string[];
   /** Response headers exposed to the browser. */
   readonly exposeHeaders?: readonly string[];
-  /** Preflight cache lifetime in seconds. */
+  /** Preflight cache lifetime in seconds (default 600). */
   readonly maxAge?: number;
 }
 
-/** `.rateLimit()` options for one route (implemented by the rate-limit policy). */
+/**
+ * `.rateLimit()` options for one route: at most `max` requests per client in each fixed window
+ * of `windowMs`. Over the limit: 429 with `Retry-After`; every response carries `RateLimit-*`.
+ */
 export interface RateLimitOptions {
   /** Requests allowed per window. */
   readonly max: number;
   /** Window length in milliseconds. */
   readonly windowMs: number;
+  /**
+   * Where counts live: default an in-memory store per route (one process); a
+   * `redisRateLimitStore()` from `@fw/application/redis-rate-limit` shares the limit between
+   * instances.
+   */
+  readonly store?: RateLimitStore;
+  /**
+   * The client key: default the peer address (`X-Forwarded-For` only with
+   * `http({ trustProxy: true })`). Receives the request and that address; the async context
+   * (`useContext().user`) is available.
+   */
+  readonly key?: (req: Request, address: string) => string;
 }
 
 /** `.secure()` access rules: every listed scope and role is required. */

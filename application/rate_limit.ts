@@ -1,0 +1,192 @@
+/**
+ * The rate-limit policy of one route (`.rateLimit({ max, windowMs })`): option checks at
+ * start-up, the client key, the count, the 429 answer and the `RateLimit-*` headers.
+ *
+ * The key is the route plus the peer address. `X-Forwarded-For` is read only when
+ * `http({ trustProxy: true })` is set, and then its last entry (the address your proxy saw; the
+ * entries before it are whatever the client sent). Every response of the route carries
+ * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); a request over the
+ * limit gets 429 in the error shape with `Retry-After` (seconds).
+ *
+ * @module
+ */
+
+import type { AppContext, RequestInfo } from "@fw/runtime";
+import { jsonError } from "./_errors.ts";
+import type { RateLimitOptions } from "./endpoint_types.ts";
+import { MemoryRateLimitStore, type RateLimitHit } from "./rate_limit_store.ts";
+
+/** The response headers a rate-limited route sets (exposed to browsers on CORS routes). */
+export const RATE_LIMIT_HEADERS: readonly string[] = Object.freeze([
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+  "Retry-After",
+]);
+
+const KEYS = new Set(["max", "windowMs", "store", "key"]);
+
+/**
+ * Checks `.rateLimit()` options.
+ *
+ * @param options The options given to `.rateLimit()`.
+ * @returns The frozen options.
+ * @throws {RangeError} When `max` is not a positive integer or `windowMs` not a positive number.
+ * @throws {TypeError} For an unknown option, a `store` without `hit()` or a `key` that is not a
+ *   function.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkRateLimitOptions } from "@fw/application";
+ * assert.equal(checkRateLimitOptions({ max: 10, windowMs: 60_000 }).max, 10);
+ * assert.throws(() => checkRateLimitOptions({ max: 0, windowMs: 1000 }), /"max"/);
+ * ```
+ */
+export function checkRateLimitOptions(options: RateLimitOptions): RateLimitOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("Invalid .rateLimit() options: expected { max, windowMs }");
+  }
+  for (const key of Object.keys(options)) {
+    if (!KEYS.has(key)) {
+      throw new TypeError(
+        `Invalid .rateLimit() options: unknown option "${key}" (known: ${[...KEYS].join(", ")})`,
+      );
+    }
+  }
+  const { max, windowMs, store, key } = options;
+  if (!Number.isInteger(max) || max < 1) {
+    throw new RangeError(
+      `Invalid .rateLimit() option "max": expected a positive integer, got ${max}`,
+    );
+  }
+  if (typeof windowMs !== "number" || !Number.isFinite(windowMs) || windowMs <= 0) {
+    throw new RangeError(
+      `Invalid .rateLimit() option "windowMs": expected a positive number, got ${windowMs}`,
+    );
+  }
+  if (store !== undefined && typeof (store as { hit?: unknown })?.hit !== "function") {
+    throw new TypeError(
+      'Invalid .rateLimit() option "store": expected a RateLimitStore (an object with hit())',
+    );
+  }
+  if (key !== undefined && typeof key !== "function") {
+    throw new TypeError('Invalid .rateLimit() option "key": expected a function');
+  }
+  return Object.freeze({ ...options });
+}
+
+function lastValue(header: string): string {
+  const comma = header.lastIndexOf(",");
+  return (comma < 0 ? header : header.slice(comma + 1)).trim();
+}
+
+/**
+ * The client address used as the rate-limit key: the peer address, or with `trustProxy` the last
+ * `X-Forwarded-For` entry; `"unknown"` when neither is known (for example under `app.fetch()`
+ * without `remoteAddr`).
+ *
+ * @param req The request.
+ * @param info Connection facts.
+ * @param trustProxy Whether `X-Forwarded-For` is trusted.
+ * @returns The address.
+ */
+export function clientAddress(req: Request, info: RequestInfo, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = req.headers.get("x-forwarded-for");
+    if (forwarded !== null) {
+      const last = lastValue(forwarded);
+      if (last !== "") return last;
+    }
+  }
+  return info.remoteAddr?.hostname ?? "unknown";
+}
+
+/** One counted request: the numbers for the headers, and whether it is over the limit. */
+export interface RateLimitResult {
+  /** True when the request is over the limit (answer 429). */
+  readonly limited: boolean;
+  /** `RateLimit-Remaining`. */
+  readonly remaining: number;
+  /** `RateLimit-Reset` and `Retry-After`, in whole seconds. */
+  readonly resetSeconds: number;
+}
+
+/** The compiled `.rateLimit()` policy of one route. Internal: built by the endpoint compiler. */
+export class RateLimitPolicy {
+  readonly #max: number;
+  readonly #limit: string;
+  readonly #windowMs: number;
+  readonly #prefix: string;
+  readonly #app: AppContext;
+  readonly #key: RateLimitOptions["key"];
+  /** The store; the default memory store answers synchronously. */
+  readonly store: RateLimitOptions["store"] & object;
+  /** True when `store.hit()` never returns a promise (the default store). */
+  readonly sync: boolean;
+
+  /**
+   * @param options Checked options.
+   * @param label `METHOD /route`, the first part of every key.
+   * @param app The application (clock, proxy trust).
+   */
+  constructor(options: RateLimitOptions, label: string, app: AppContext) {
+    this.#max = options.max;
+    this.#limit = String(options.max);
+    this.#windowMs = options.windowMs;
+    this.#prefix = `${label}|`;
+    this.#app = app;
+    this.#key = options.key;
+    this.store = options.store ?? new MemoryRateLimitStore({ clock: app.clock });
+    this.sync = this.store instanceof MemoryRateLimitStore;
+  }
+
+  /**
+   * Counts the request.
+   *
+   * @param req The request.
+   * @param info Connection facts.
+   * @returns The result, synchronously for the memory store.
+   */
+  hit(req: Request, info: RequestInfo): RateLimitResult | Promise<RateLimitResult> {
+    const address = clientAddress(req, info, this.#app.http.trustProxy);
+    const key = this.#prefix + (this.#key === undefined ? address : this.#key(req, address));
+    const hit = this.store.hit(key, this.#windowMs);
+    return hit instanceof Promise ? hit.then((h) => this.#result(h)) : this.#result(hit);
+  }
+
+  #result(hit: RateLimitHit): RateLimitResult {
+    return {
+      limited: hit.count > this.#max,
+      remaining: Math.max(0, this.#max - hit.count),
+      resetSeconds: Math.max(0, Math.ceil(hit.resetMs / 1000)),
+    };
+  }
+
+  /**
+   * Sets the `RateLimit-*` headers.
+   *
+   * @param result The counted request.
+   * @param headers The response headers (mutable).
+   */
+  decorate(result: RateLimitResult, headers: Headers): void {
+    headers.set("ratelimit-limit", this.#limit);
+    headers.set("ratelimit-remaining", String(result.remaining));
+    headers.set("ratelimit-reset", String(result.resetSeconds));
+  }
+
+  /**
+   * The 429 answer.
+   *
+   * @param result The counted request (over the limit).
+   * @returns The response, in the error shape, with `Retry-After`.
+   */
+  tooMany(result: RateLimitResult): Response {
+    const retry = String(Math.max(1, result.resetSeconds));
+    return jsonError(
+      429,
+      `Rate limit exceeded: at most ${this.#max} requests per ${this.#windowMs} ms; retry in ${retry} s`,
+      { "retry-after": retry },
+    );
+  }
+}
