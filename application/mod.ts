@@ -1,6 +1,7 @@
 /**
  * `@fw/application`: the HTTP and WebSocket half of fw (applications, plugins, file-based routes,
- * the `endpoint()` builder, content negotiation and OpenAPI).
+ * the `endpoint()` builder, content negotiation, route policies, `oauth()`, `telemetry()` and
+ * OpenAPI).
  *
  * A route file needs one import line: the endpoint builder, the response helpers, the schema
  * vocabulary and the exceptions all come from here.
@@ -39,6 +40,23 @@ export { http, type HttpOptions } from "./http.ts";
 export { api, type ApiOptions, type ApiPlugin, type ApiRoute, type GlobalThrows } from "./api.ts";
 export { type Module, module } from "./module.ts";
 export { endpoint, isEndpoint } from "./endpoint.ts";
+export { checkCorsOptions, DEFAULT_CORS_MAX_AGE } from "./cors.ts";
+export { checkRateLimitOptions, RATE_LIMIT_HEADERS } from "./rate_limit.ts";
+export {
+  DEFAULT_RATE_LIMIT_MAX_KEYS,
+  MemoryRateLimitStore,
+  type MemoryRateLimitStoreOptions,
+  type RateLimitHit,
+  type RateLimitStore,
+} from "./rate_limit_store.ts";
+export {
+  type JwksOptions,
+  oauth,
+  type OAuthOptions,
+  type OAuthPlugin,
+  userFromClaims,
+} from "./oauth.ts";
+export { type MeterProvider, telemetry, type TelemetryOptions } from "./telemetry.ts";
 export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
 export { compileStreamEndpoint } from "./compile_stream.ts";
 export {
