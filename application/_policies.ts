@@ -93,11 +93,24 @@ export class RoutePolicies {
       );
     }
     if (this.#rate === undefined) return this.#check(req, params, info, inner, undefined);
-    const counted = this.#rate.hit(req, info);
+    let counted: RateLimitResult | Promise<RateLimitResult>;
+    try {
+      counted = this.#rate.hit(req, info);
+    } catch (error) {
+      return this.#fail(error, req);
+    }
     if (counted instanceof Promise) {
-      return counted.then((r) => this.#check(req, params, info, inner, r));
+      return counted.then(
+        (r) => this.#check(req, params, info, inner, r),
+        (error) => this.#fail(error, req),
+      );
     }
     return this.#check(req, params, info, inner, counted);
+  }
+
+  /** A store or key function failed: the error response (logged when internal). */
+  #fail(error: unknown, req: Request): Response {
+    return this.#finish(errorResponse(error, this.#shared.app.logger, req), req, undefined);
   }
 
   #check(

@@ -106,10 +106,28 @@ export class RedisRateLimitStore implements RateLimitStore {
   #connect(): Promise<RedisScriptClient> {
     return this.#ready ??= (async () => {
       const { createClient } = await import("redis");
-      const client = createClient({ url: this.#url }) as unknown as OwnedClient;
+      let connected = false;
+      const client = createClient({
+        url: this.#url,
+        // commands fail at once while disconnected (the request answers 500) instead of queuing
+        disableOfflineQueue: true,
+        socket: {
+          connectTimeout: 5_000,
+          // the first connection fails fast; a lost one is retried in the background
+          reconnectStrategy: (retries: number, cause: Error) =>
+            connected ? Math.min(50 * 2 ** retries, 2_000) : cause,
+        },
+      }) as unknown as OwnedClient;
       client.on("error", () => {}); // reported through the failing commands
       this.#owned = client;
-      await client.connect();
+      try {
+        await client.connect();
+      } catch (error) {
+        this.#ready = undefined;
+        this.#owned = undefined;
+        throw error;
+      }
+      connected = true;
       return client;
     })();
   }
