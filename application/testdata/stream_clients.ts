@@ -97,8 +97,15 @@ export class WsClient {
   }
 
   /** Connects and waits for the open event (rejects when the upgrade is refused). */
-  static async connect(url: string, protocols?: string[]): Promise<WsClient> {
-    const socket = new WebSocket(url, protocols);
+  static async connect(
+    url: string,
+    protocols?: string[],
+    headers?: Record<string, string>,
+  ): Promise<WsClient> {
+    // Deno's WebSocket takes request headers as an extension of the standard constructor
+    const socket = headers === undefined
+      ? new WebSocket(url, protocols)
+      : new WebSocket(url, { protocols, headers } as unknown as string[]);
     const client = new WsClient(socket);
     await new Promise<void>((resolve, reject) => {
       socket.onopen = () => resolve();
@@ -152,6 +159,40 @@ export async function stalledClient(port: number, head: string): Promise<Deno.Tc
   const conn = await Deno.connect({ hostname: "127.0.0.1", port });
   await conn.write(new TextEncoder().encode(head));
   return conn;
+}
+
+/**
+ * Sends a WebSocket upgrade request over raw TCP and returns the status and headers of the
+ * answer (so a refused upgrade shows its HTTP status), then closes the connection.
+ */
+export async function rawUpgrade(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; head: string }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    const lines = [
+      `GET ${path} HTTP/1.1`,
+      `Host: 127.0.0.1:${port}`,
+      "Upgrade: websocket",
+      "Connection: Upgrade",
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+      "Sec-WebSocket-Version: 13",
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ];
+    await conn.write(new TextEncoder().encode(`${lines.join("\r\n")}\r\n\r\n`));
+    let head = "";
+    const buf = new Uint8Array(4096);
+    while (!head.includes("\r\n\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) break;
+      head += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    return { status: Number(head.split(" ")[1]), head: head.split("\r\n\r\n")[0].toLowerCase() };
+  } finally {
+    conn.close();
+  }
 }
 
 /** Waits until `check()` is true, yielding to the event loop between tries (no fixed sleeps). */
