@@ -181,7 +181,7 @@ export class RoutePolicies {
   }
 
   #decorate(headers: Headers, req: Request, rate: Result): void {
-    if (this.#cors !== undefined) this.#cors.decorate(req.headers.get("origin"), headers);
+    if (this.#cors !== undefined) this.#cors.decorate(req, headers);
     if (rate !== undefined) this.#rate!.decorate(rate, headers);
   }
 }

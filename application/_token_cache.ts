@@ -8,8 +8,14 @@
 
 import type { AuthUser } from "@fw/runtime";
 
-interface Entry {
+/** The context values of a verified token, shared by every request that sends it. */
+export interface TokenValues {
+  /** The identity. */
   readonly user: AuthUser;
+}
+
+interface Entry {
+  readonly values: TokenValues;
   readonly expiresAt: number;
 }
 
@@ -37,16 +43,16 @@ export class TokenCache {
   }
 
   /**
-   * The identity of a cached, unexpired token.
+   * The context values (`{ user }`) of a cached, unexpired token.
    *
    * @param token The token.
    * @param now The current time in ms.
-   * @returns The identity, or `undefined`.
+   * @returns The values, or `undefined`.
    */
-  get(token: string, now: number): AuthUser | undefined {
+  get(token: string, now: number): TokenValues | undefined {
     const entry = this.#entries.get(token);
     if (entry === undefined) return undefined;
-    if (entry.expiresAt > now) return entry.user;
+    if (entry.expiresAt > now) return entry.values;
     this.#entries.delete(token);
     return undefined;
   }
@@ -72,6 +78,6 @@ export class TokenCache {
         entries.delete(old);
       }
     }
-    entries.set(token, { user, expiresAt });
+    entries.set(token, { values: Object.freeze({ user }), expiresAt });
   }
 }

@@ -26,6 +26,7 @@ import {
   systemClock,
 } from "@fw/runtime";
 import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
+import { type ContextProvider, contextProviders } from "./_context_providers.ts";
 import { preflights } from "./_policies.ts";
 import { matchedRoutes } from "./_route_info.ts";
 import { closeStreams } from "./_stream_context.ts";
@@ -124,6 +125,8 @@ export class Application {
   #warming?: Promise<void>;
   #http: HttpSettings = { maxBodyBytes: 1024 * 1024, trustProxy: false };
   #meter: Meter = noopMeter;
+  #providers: ContextProvider[] = [];
+  #chain: ((req: Request, info: RequestInfo) => Response | Promise<Response>) | undefined;
   #server?: ServerInfo;
   #handle: (req: Request, info: RequestInfo) => Response | Promise<Response>;
 
@@ -273,24 +276,54 @@ export class Application {
   }
 
   #compose(): void {
-    if (this.#middlewares.length === 0) {
-      this.#handle = (req, info) => this.#route(req, info);
+    const providers: ContextProvider[] = [];
+    const generic: Middleware[] = [];
+    for (const mw of this.#middlewares) {
+      const provider = contextProviders.get(mw);
+      if (provider !== undefined) providers.push(provider);
+      else generic.push(mw);
+    }
+    this.#providers = providers;
+    if (generic.length === 0) {
+      this.#handle = providers.length === 0
+        ? (req, info) => this.#route(req, info)
+        : (req, info) => this.#provide(req, info, 0, new RequestValues(req));
       return;
     }
     // With middlewares, the request's async context opens before the first middleware, so
-    // middlewares see the trace id and can add values (`oauth()` adds `user`) with runInContext.
-    let next = (req: Request, info: RequestInfo) => this.#routeInContext(req, info);
-    for (let i = this.#middlewares.length - 1; i >= 0; i--) {
-      const mw = this.#middlewares[i];
+    // middlewares see the trace id (and the values of context providers such as `oauth()`),
+    // and can add values of their own with runInContext.
+    let next = (req: Request, info: RequestInfo) => this.#dispatch(req, info, undefined);
+    for (let i = generic.length - 1; i >= 0; i--) {
+      const mw = generic[i];
       const inner = next;
       next = (req, info) => mw(req, info, () => Promise.resolve(inner(req, info)));
     }
-    const chain = next;
-    this.#handle = (req, info) =>
-      runInContext(
-        new RequestValues(req) as unknown as Record<string, unknown>,
-        () => chain(req, info),
-      );
+    this.#chain = next;
+    this.#handle = (req, info) => this.#provide(req, info, 0, new RequestValues(req));
+  }
+
+  /** Runs the context providers from `index` on, then the middlewares or the router. */
+  #provide(
+    req: Request,
+    info: RequestInfo,
+    index: number,
+    values: RequestValues,
+  ): Response | Promise<Response> {
+    const providers = this.#providers;
+    for (let i = index; i < providers.length; i++) {
+      const added = providers[i](req);
+      if (added instanceof Promise) {
+        return added.then((more) => {
+          if (more !== undefined) Object.assign(values, more);
+          return this.#provide(req, info, i + 1, values);
+        });
+      }
+      if (added !== undefined) Object.assign(values, added);
+    }
+    const chain = this.#chain;
+    if (chain === undefined) return this.#dispatch(req, info, values);
+    return runInContext(values as unknown as Record<string, unknown>, () => chain(req, info));
   }
 
   /**
@@ -358,15 +391,18 @@ export class Application {
   }
 
   #route(req: Request, info: RequestInfo): Response | Promise<Response> {
-    return this.#dispatch(req, info, false);
+    return this.#dispatch(req, info, new RequestValues(req));
   }
 
-  #routeInContext(req: Request, info: RequestInfo): Response | Promise<Response> {
-    return this.#dispatch(req, info, true);
-  }
-
-  /** Routes a request; `framed` when the middlewares already opened its async context. */
-  #dispatch(req: Request, info: RequestInfo, framed: boolean): Response | Promise<Response> {
+  /**
+   * Routes a request. `values` is the request's context to open; `undefined` when the
+   * middlewares already opened it.
+   */
+  #dispatch(
+    req: Request,
+    info: RequestInfo,
+    values: RequestValues | undefined,
+  ): Response | Promise<Response> {
     const path = pathOf(req.url);
     const method = req.method;
     let match = this.#router.find(method, path);
@@ -388,14 +424,14 @@ export class Application {
     }
     const entry = match.value;
     let res: Response | Promise<Response>;
-    if (framed) {
+    if (values === undefined) {
       matchedRoutes.set(req, match.pattern);
       res = entry.safe(req, params, info);
     } else {
-      const values = new RequestValues(req) as unknown as Record<string, unknown>;
+      const store = values as unknown as Record<string, unknown>;
       res = entry.sync
-        ? runInSyncContext(values, () => entry.safe(req, params, info))
-        : runInContext(values, () => entry.safe(req, params, info));
+        ? runInSyncContext(store, () => entry.safe(req, params, info))
+        : runInContext(store, () => entry.safe(req, params, info));
     }
     return head ? Promise.resolve(res).then(stripBody) : res;
   }

@@ -3,9 +3,12 @@
  * responses, the preflight answer, and the Origin check of stream requests.
  *
  * Rules: an origin that is not allowed is never reflected (its responses carry no
- * `Access-Control-Allow-*` header, so the browser blocks them); with any `origin` other than a
- * plain `"*"` every response carries `Vary: Origin`; a preflight answers 204 with the allowed
- * methods, headers (the configured list, else the requested ones) and max age (default 600 s).
+ * `Access-Control-Allow-*` header, so the browser blocks them); when the answer depends on the
+ * request's `Origin` (a list or a function) every response carries
+ * `Vary: Origin`, while one configured origin is answered as is to every request (the response
+ * does not vary, and a browser on another origin blocks it); a preflight answers 204 with the
+ * allowed methods, headers (the configured list, else the requested ones) and max age (default
+ * 600 s), and `Vary: Origin`.
  *
  * @module
  */
@@ -107,6 +110,8 @@ export function checkCorsOptions(options: CorsOptions = {}): CorsOptions {
 /** The compiled `.cors()` policy of one route. Internal: built by the endpoint compiler. */
 export class CorsPolicy {
   readonly #any: boolean;
+  /** The one configured origin, answered to every request (the answer does not vary). */
+  readonly #fixed: string | undefined;
   readonly #origins: ReadonlySet<string> | undefined;
   readonly #predicate: ((origin: string) => boolean) | undefined;
   readonly #credentials: boolean;
@@ -121,6 +126,7 @@ export class CorsPolicy {
   constructor(options: CorsOptions, exposeExtra: readonly string[] = []) {
     const origin = options.origin ?? "*";
     this.#any = origin === "*";
+    this.#fixed = typeof origin === "string" && origin !== "*" ? origin : undefined;
     this.#origins = typeof origin === "string"
       ? (origin === "*" ? undefined : new Set([origin]))
       : Array.isArray(origin)
@@ -172,18 +178,24 @@ export class CorsPolicy {
   /**
    * Adds the CORS headers of an actual response.
    *
-   * @param origin The `Origin` request header.
+   * @param req The request (its `Origin` header).
    * @param headers The response headers (mutable).
    */
-  decorate(origin: string | null, headers: Headers): void {
-    if (this.#any && !this.#credentials) {
-      headers.set("access-control-allow-origin", "*");
-      if (this.#expose !== undefined) headers.set("access-control-expose-headers", this.#expose);
-      return;
+  decorate(req: Request, headers: Headers): void {
+    let allowed: string;
+    if (this.#fixed !== undefined) {
+      // one configured origin: the same answer for every request, so no Vary is needed; a
+      // browser on another origin sees a mismatch and blocks the response
+      allowed = this.#fixed;
+    } else if (this.#any) {
+      allowed = "*";
+    } else {
+      headers.append("vary", "Origin");
+      const origin = req.headers.get("origin");
+      if (origin === null || !this.allows(origin)) return;
+      allowed = origin;
     }
-    headers.append("vary", "Origin");
-    if (origin === null || !this.allows(origin)) return;
-    headers.set("access-control-allow-origin", origin);
+    headers.set("access-control-allow-origin", allowed);
     if (this.#credentials) headers.set("access-control-allow-credentials", "true");
     if (this.#expose !== undefined) headers.set("access-control-expose-headers", this.#expose);
   }

@@ -75,7 +75,7 @@ Deno.test("cors() preflight answers 204 with methods, headers and max age", asyn
   }
 });
 
-Deno.test("cors() with origin * answers * without Vary; credentials reflect the origin", async () => {
+Deno.test("cors() with origin * or one origin answers it without Vary, with credentials", async () => {
   const { app } = makeApp({
     "GET /public": endpoint().cors().handle(() => "hi"),
     "GET /session": endpoint().cors({ origin: APP, credentials: true }).handle(() => "hi"),
@@ -89,6 +89,12 @@ Deno.test("cors() with origin * answers * without Vary; credentials reflect the 
   assert.equal(session.headers.get("access-control-allow-origin"), APP);
   assert.equal(session.headers.get("access-control-allow-credentials"), "true");
   await session.body?.cancel();
+
+  // one configured origin: the same answer for everyone, the requester's origin never echoed
+  const other = await app.request("/session", { headers: { origin: EVIL } });
+  assert.equal(other.headers.get("access-control-allow-origin"), APP);
+  assert.equal(other.headers.get("vary"), null);
+  await other.body?.cancel();
 
   const pre = await app.request("/session", {
     method: "OPTIONS",

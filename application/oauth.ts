@@ -27,6 +27,7 @@ import {
   systemClock,
 } from "@fw/runtime";
 import { type AuthFailure, authFailures } from "./_auth.ts";
+import { type ContextProvider, contextProviders } from "./_context_providers.ts";
 import { TokenCache } from "./_token_cache.ts";
 
 /** Remote JWKS settings of {@linkcode OAuthOptions}. */
@@ -278,25 +279,34 @@ export function oauth(options: OAuthOptions): OAuthPlugin {
     return user;
   }
 
-  const middleware: Middleware = (req, _info, next) => {
+  /** The values `oauth()` adds to a request's context: `{ user }`, or none. */
+  const provide: ContextProvider = (req) => {
     const header = req.headers.get("authorization");
-    if (header === null) return next();
+    if (header === null) return undefined;
     const token = bearer(header);
-    if (token === undefined) return next();
-    const user = cache.get(token, clock.now());
-    if (user !== undefined) return runInContext({ user }, next);
+    if (token === undefined) return undefined;
+    const values = cache.get(token, clock.now());
+    if (values !== undefined) return values;
     return verify(token).then(
-      (user) => runInContext({ user }, next),
+      (user) => ({ user }),
       (error) => {
         const failure = failureOf(error, remote);
         if (failure.status === 503) {
           logError?.("oauth(): cannot fetch the JWKS to verify a token", error);
         }
         authFailures.set(req, failure);
-        return next();
+        return undefined;
       },
     );
   };
+  // The ordinary middleware form, for hosts that do not know context providers.
+  const middleware: Middleware = (req, _info, next) => {
+    const values = provide(req);
+    if (values === undefined) return next();
+    if (!(values instanceof Promise)) return runInContext({ ...values }, next);
+    return values.then((v) => v === undefined ? next() : runInContext({ ...v }, next));
+  };
+  contextProviders.set(middleware, provide);
   let logError: ((message: string, error: unknown) => void) | undefined;
 
   return {

@@ -191,3 +191,29 @@ Deno.test("endpoint().secure() rejects configuration mistakes at start-up", () =
   // deno-lint-ignore no-explicit-any
   assert.throws(() => endpoint().secure(42 as any), /guard function/);
 });
+
+Deno.test("oauth() sets user before other middlewares run, and the handler still sees it", async () => {
+  const seen: (string | undefined)[] = [];
+  const spy = {
+    name: "spy",
+    setup(ctx: import("@fw/runtime").AppContext) {
+      ctx.addMiddleware((_req, _info, next) => {
+        const values = useContext<{ user?: AuthUser; traceId: string }>();
+        seen.push(`${values.user?.sub}:${typeof values.traceId}`);
+        return next();
+      });
+    },
+  };
+  const t = await serve(routes, { plugins: [spy, auth()] });
+  try {
+    const jwt = await token();
+    const res = await get(`${t.url}/me`, bearer(jwt));
+    assert.equal(res.status, 200);
+    assert.equal(JSON.parse(res.body).sub, "user-1");
+    const anonymous = await get(`${t.url}/me`);
+    assert.equal(anonymous.status, 401);
+    assert.deepEqual(seen, ["user-1:string", "undefined:string"]);
+  } finally {
+    await t.stop();
+  }
+});

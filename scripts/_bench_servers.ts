@@ -1,33 +1,43 @@
 /**
  * The servers `scripts/bench_http.ts` drives: bare `Deno.serve`, Hono and fw with equivalent
- * routes. Run as `deno run -A scripts/_bench_servers.ts <bare|hono|fw> <port> [routes]`.
+ * routes. Run as `deno run -A scripts/_bench_servers.ts <kind> <port> [routes]`, kind one of
+ * `bare`, `hono`, `fw`, and for scenario (e) `fw-policies` (fw with `.cors()` and `.secure()` on
+ * `GET /users/:id`, tokens verified by `oauth()`), `hono-policies` (Hono's `cors()` and `jwt()`
+ * middlewares on the same route) and `bare-cors` (bare plus the one CORS response header, which
+ * measures what a second response header costs in `Deno.serve` itself).
  *
  * @module
  */
 
 import { Hono } from "hono";
+import { cors } from "hono/cors";
+import { jwt } from "hono/jwt";
 import {
   api,
   application,
   ArrayOf,
   DateIso,
   endpoint,
+  type EndpointBuilder,
   http,
   Int,
   Max,
   Min,
   MinLength,
+  oauth,
   Optional,
   Uuid,
 } from "@fw/application";
 import { createLogger } from "@fw/runtime";
+import { BENCH_AUDIENCE, BENCH_ISSUER, BENCH_ORIGIN, BENCH_SECRET } from "./_bench_auth.ts";
 
 const [kind, portArg, routesArg] = Deno.args;
 const port = Number(portArg);
 const extra = Math.max(0, Number(routesArg ?? 3) - 3);
 const ready = () => console.log("ready");
 
-if (kind === "bare") {
+if (kind === "bare" || kind === "bare-cors") {
+  const cors = kind === "bare-cors";
   const others = new Set(Array.from({ length: extra }, (_, i) => `r${i}`));
   Deno.serve({ port, hostname: "127.0.0.1", onListen: ready }, async (req) => {
     const url = new URL(req.url);
@@ -36,7 +46,9 @@ if (kind === "bare") {
     if (parts[1] === "users" && parts.length === 3 && req.method === "GET") {
       const id = Number(parts[2]);
       const limit = Number(url.searchParams.get("limit"));
-      return Response.json({ id, limit });
+      const res = Response.json({ id, limit });
+      if (cors) res.headers.set("access-control-allow-origin", BENCH_ORIGIN);
+      return res;
     }
     if (url.pathname === "/orders" && req.method === "POST") {
       const order = await req.json();
@@ -47,8 +59,12 @@ if (kind === "bare") {
     if (others.has(parts[1])) return Response.json({ id: parts[2] });
     return new Response("Not Found", { status: 404 });
   });
-} else if (kind === "hono") {
+} else if (kind === "hono" || kind === "hono-policies") {
   const app = new Hono();
+  if (kind === "hono-policies") {
+    app.use("/users/*", cors({ origin: BENCH_ORIGIN }));
+    app.use("/users/*", jwt({ secret: BENCH_SECRET, alg: "HS256" }));
+  }
   app.get("/", (c) => c.text("Hello, world"));
   app.get(
     "/users/:id",
@@ -60,13 +76,17 @@ if (kind === "bare") {
   });
   for (let i = 0; i < extra; i++) app.get(`/r${i}/:id`, (c) => c.json({ id: c.req.param("id") }));
   Deno.serve({ port, hostname: "127.0.0.1", onListen: ready }, app.fetch);
-} else if (kind === "fw") {
+} else if (kind === "fw" || kind === "fw-policies") {
+  const policies = kind === "fw-policies";
+  const users = policies
+    ? (endpoint().cors({ origin: BENCH_ORIGIN }).secure() as EndpointBuilder)
+    : endpoint();
   const routes = api({ autoScan: false })
     .route("GET", "/", endpoint(() => "Hello, world"))
     .route(
       "GET",
       "/users/:id",
-      endpoint()
+      users
         .params({ id: Int })
         .query({ limit: Max(100, Min(1, Int)) })
         .returns({ id: Int, limit: Int })
@@ -99,8 +119,11 @@ if (kind === "bare") {
     );
   }
   const app = application({ logger: createLogger({ level: "warn" }) })
-    .use(http({ port, hostname: "127.0.0.1", signals: false }))
-    .use(routes);
+    .use(http({ port, hostname: "127.0.0.1", signals: false }));
+  if (policies) {
+    app.use(oauth({ issuer: BENCH_ISSUER, audience: BENCH_AUDIENCE, secret: BENCH_SECRET }));
+  }
+  app.use(routes);
   await app.start();
   ready();
 } else {

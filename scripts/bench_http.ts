@@ -3,9 +3,13 @@
  *
  * Scenarios: (a) `GET /` text; (b) `GET /users/:id?limit=` with `Int` param and query schemas;
  * (c) `POST /orders` with a 7-field JSON body and a `.returns()` schema; (d) (b) in an app of 200
- * routes. Each server runs in its own process; rounds alternate the order of the servers to cancel
- * drift, and the median req/s of the rounds is reported with the ratios fw/bare and fw/Hono.
- * Hono and bare do no validation; fw validates everything.
+ * routes; (e) the cost of route policies: (b) with `.cors()` and a passing `.secure()` (an HS256
+ * bearer token and an allowed `Origin` on every request, verified by `oauth()`) against (b)
+ * without them, with Hono's `cors()` + `jwt()` on the same route as a reference. Each server
+ * runs in its own process; rounds alternate the order of the servers to cancel drift, and the
+ * median req/s of the rounds is reported with the ratios fw/bare and fw/Hono (for (e):
+ * fw+policies/fw, the share of throughput the policies cost). Hono and bare do no validation;
+ * fw validates everything.
  *
  * Servers run with `NODE_ENV=production`, as deployed: fw's response validation against
  * `.returns()` is a development aid and is off in production (pass `--dev` to keep it on).
@@ -15,6 +19,8 @@
  *
  * @module
  */
+
+import { BENCH_ORIGIN, benchToken } from "./_bench_auth.ts";
 
 const dev = Deno.args.includes("--dev");
 const args = Object.fromEntries(
@@ -55,16 +61,27 @@ interface Scenario {
   path: string;
   routes: number;
   post?: boolean;
+  /** Servers compared (default bare, hono, fw). */
+  kinds?: string[];
+  /** Extra request headers. */
+  headers?: Record<string, string>;
 }
 const scenarios: Scenario[] = [
   { name: "(a) GET / text", path: "/", routes: 3 },
   { name: "(b) GET /users/:id?limit=", path: "/users/42?limit=10", routes: 3 },
   { name: "(c) POST /orders 7-field body", path: "/orders", routes: 3, post: true },
   { name: "(d) (b) with 200 routes", path: "/users/42?limit=10", routes: 200 },
+  {
+    name: "(e) (b) with .cors() + .secure() vs without",
+    path: "/users/42?limit=10",
+    routes: 3,
+    kinds: ["fw", "fw-policies", "hono-policies", "bare", "bare-cors"],
+    headers: { authorization: `Bearer ${await benchToken()}`, origin: BENCH_ORIGIN },
+  },
 ];
 const only = args.only as string | undefined;
 const selected = only ? scenarios.filter((s) => only.includes(s.name[1])) : scenarios;
-const kinds = ["bare", "hono", "fw"] as const;
+const KINDS = ["bare", "hono", "fw"];
 
 async function start(kind: string, port: number, routes: number): Promise<Deno.ChildProcess> {
   const child = new Deno.Command(Deno.execPath(), {
@@ -92,9 +109,17 @@ async function start(kind: string, port: number, routes: number): Promise<Deno.C
   return child;
 }
 
-async function wrk(url: string, post: boolean): Promise<number> {
+async function wrk(url: string, s: Scenario): Promise<number> {
+  const headers = Object.entries(s.headers ?? {}).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
   const out = await new Deno.Command("wrk", {
-    args: ["-t1", `-c${connections}`, `-d${duration}s`, ...(post ? ["-s", postScript] : []), url],
+    args: [
+      "-t1",
+      `-c${connections}`,
+      `-d${duration}s`,
+      ...(s.post ? ["-s", postScript] : []),
+      ...headers,
+      url,
+    ],
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -109,25 +134,43 @@ async function wrk(url: string, post: boolean): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const results: Record<string, Record<string, number>> = {};
+const policyResults: Record<string, Record<string, number>> = {};
 let port = 18300;
 
 for (const s of selected) {
-  const runs: Record<string, number[]> = { bare: [], hono: [], fw: [] };
+  const kinds = s.kinds ?? KINDS;
+  const runs: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? [...kinds] : [...kinds].reverse();
     for (const kind of order) {
       const p = port++;
       const child = await start(kind, p, s.routes);
       try {
-        await wrk(`http://127.0.0.1:${p}${s.path}`, s.post === true); // warm-up (JIT)
-        runs[kind].push(await wrk(`http://127.0.0.1:${p}${s.path}`, s.post === true));
+        await wrk(`http://127.0.0.1:${p}${s.path}`, s); // warm-up (JIT)
+        runs[kind].push(await wrk(`http://127.0.0.1:${p}${s.path}`, s));
       } finally {
         child.kill("SIGTERM");
         await child.status;
       }
     }
   }
-  results[s.name] = Object.fromEntries(kinds.map((k) => [k, median(runs[k])]));
+  const medians = Object.fromEntries(kinds.map((k) => [k, median(runs[k])]));
+  if (s.kinds !== undefined) {
+    policyResults[s.name] = medians;
+    const m = medians;
+    const ratio = m["fw-policies"] / m.fw;
+    console.log(
+      `${s.name}: fw ${m.fw.toFixed(0)}  fw+policies ${m["fw-policies"].toFixed(0)}  ` +
+        `hono+policies ${m["hono-policies"].toFixed(0)}  fw+policies/fw ${ratio.toFixed(2)} ` +
+        `(policies cost ${((1 - ratio) * 100).toFixed(1)}% of throughput)  ` +
+        `fw+policies/hono+policies ${(m["fw-policies"] / m["hono-policies"]).toFixed(2)}\n` +
+        `    Deno.serve alone, bare ${m.bare.toFixed(0)} vs bare + the CORS header ` +
+        `${m["bare-cors"].toFixed(0)}: a second response header costs ` +
+        `${((1 - m["bare-cors"] / m.bare) * 100).toFixed(1)}% there`,
+    );
+    continue;
+  }
+  results[s.name] = medians;
   const r = results[s.name];
   console.log(
     `${s.name}: bare ${r.bare.toFixed(0)}  hono ${r.hono.toFixed(0)}  fw ${r.fw.toFixed(0)}  ` +
@@ -147,4 +190,20 @@ for (const [name, r] of Object.entries(results)) {
       (r.fw / r.bare).toFixed(2)
     } | ${(r.fw / r.hono).toFixed(2)} |`,
   );
+}
+if (Object.keys(policyResults).length) {
+  console.log(
+    "\n| scenario | fw | fw+policies | hono+policies | fw+policies/fw | policy cost | bare | bare+CORS header |",
+  );
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const [name, m] of Object.entries(policyResults)) {
+    const ratio = m["fw-policies"] / m.fw;
+    console.log(
+      `| ${name} | ${m.fw.toFixed(0)} | ${m["fw-policies"].toFixed(0)} | ${
+        m["hono-policies"].toFixed(0)
+      } | ${ratio.toFixed(2)} | ${((1 - ratio) * 100).toFixed(1)}% | ${m.bare.toFixed(0)} | ${
+        m["bare-cors"].toFixed(0)
+      } |`,
+    );
+  }
 }
