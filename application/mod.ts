@@ -56,7 +56,12 @@ export {
   type OAuthPlugin,
   userFromClaims,
 } from "./oauth.ts";
-export { type MeterProvider, telemetry, type TelemetryOptions } from "./telemetry.ts";
+export {
+  telemetry,
+  type TelemetryMeter,
+  type TelemetryMeterProvider,
+  type TelemetryOptions,
+} from "./telemetry.ts";
 export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
 export { compileStreamEndpoint } from "./compile_stream.ts";
 export {

@@ -85,6 +85,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   #sha: string | undefined;
 
   /**
+   * Creates a store; prefer {@linkcode redisRateLimitStore}.
+   *
    * @param options A client or a URL, and the key prefix.
    * @throws {TypeError} Unless exactly one of `client` and `url` is given.
    */

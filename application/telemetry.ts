@@ -19,12 +19,6 @@
  */
 
 import type {
-  Counter as OtelCounter,
-  Histogram as OtelHistogram,
-  Meter as OtelMeter,
-  MeterProvider,
-} from "@opentelemetry/api";
-import type {
   AppContext,
   Counter,
   Histogram,
@@ -35,12 +29,33 @@ import type {
 } from "@fw/runtime";
 import { matchedRoutes } from "./_route_info.ts";
 
-export type { MeterProvider };
+/** The part of an OpenTelemetry `Meter` that `telemetry()` uses. */
+export interface TelemetryMeter {
+  /** Creates a counter. */
+  createCounter(
+    name: string,
+    options?: InstrumentOptions,
+  ): { add(value: number, attributes?: MetricAttributes): void };
+  /** Creates a histogram. */
+  createHistogram(
+    name: string,
+    options?: InstrumentOptions,
+  ): { record(value: number, attributes?: MetricAttributes): void };
+}
+
+/**
+ * The part of an OpenTelemetry `MeterProvider` that `telemetry()` uses: an SDK `MeterProvider`
+ * or the global one from `@opentelemetry/api` fits.
+ */
+export interface TelemetryMeterProvider {
+  /** The meter of an instrumentation scope. */
+  getMeter(name: string): TelemetryMeter;
+}
 
 /** Options of {@linkcode telemetry}. */
 export interface TelemetryOptions {
   /** Where instruments come from (default: the global OpenTelemetry meter provider). */
-  readonly meterProvider?: MeterProvider;
+  readonly meterProvider?: TelemetryMeterProvider;
   /** The meter's name (default `"fw"`). */
   readonly meterName?: string;
   /** Record the HTTP request metrics (default true). */
@@ -49,18 +64,18 @@ export interface TelemetryOptions {
 
 /** A runtime {@linkcode Meter} backed by an OpenTelemetry meter; instruments are cached by name. */
 class OtelMeterAdapter implements Meter {
-  readonly #meter: OtelMeter;
+  readonly #meter: TelemetryMeter;
   readonly #counters = new Map<string, Counter>();
   readonly #histograms = new Map<string, Histogram>();
 
-  constructor(meter: OtelMeter) {
+  constructor(meter: TelemetryMeter) {
     this.#meter = meter;
   }
 
   counter(name: string, options?: InstrumentOptions): Counter {
     let c = this.#counters.get(name);
     if (c === undefined) {
-      const otel: OtelCounter = this.#meter.createCounter(name, options);
+      const otel = this.#meter.createCounter(name, options);
       c = { add: (value = 1, attributes?: MetricAttributes) => otel.add(value, attributes) };
       this.#counters.set(name, c);
     }
@@ -70,8 +85,7 @@ class OtelMeterAdapter implements Meter {
   histogram(name: string, options?: InstrumentOptions): Histogram {
     let h = this.#histograms.get(name);
     if (h === undefined) {
-      const otel: OtelHistogram = this.#meter.createHistogram(name, options);
-      h = otel;
+      h = this.#meter.createHistogram(name, options);
       this.#histograms.set(name, h);
     }
     return h;
@@ -107,7 +121,8 @@ export function telemetry(options: TelemetryOptions = {}): Plugin {
     name: "telemetry",
     async setup(ctx: AppContext) {
       const { metrics } = await import("@opentelemetry/api");
-      const otel = (provider ?? metrics.getMeterProvider()).getMeter(options.meterName ?? "fw");
+      const source: TelemetryMeterProvider = provider ?? metrics.getMeterProvider();
+      const otel = source.getMeter(options.meterName ?? "fw");
       const meter = new OtelMeterAdapter(otel);
       ctx.setMeter(meter);
       if (options.http === false) return;
