@@ -137,10 +137,12 @@ function rootDir(root: string | URL | undefined): string | undefined {
 /**
  * Creates the REST plugin.
  *
- * @param options Scan folder, auto-scan, prefix, root and a static manifest.
+ * @param options Scan folder, auto-scan, prefix, root, a static manifest, stream settings and
+ *   the OpenAPI document.
  * @returns The plugin.
  * @throws {TypeError} For invalid options (at once) and, at start-up, a missing route folder,
- *   invalid route files and conflicting routes (naming both files).
+ *   invalid route files, conflicting routes (naming both files) and routes that cannot be
+ *   documented.
  *
  * @example Explicit routes without scanning
  * ```ts
@@ -155,6 +157,21 @@ function rootDir(root: string | URL | undefined): string | undefined {
  * const app = application().use(users);
  * assert.deepEqual(await (await app.request("/v1/users/7")).json(), { id: 7 });
  * assert.equal((await app.request("/v1/users/x")).status, 400);
+ * ```
+ *
+ * @example The OpenAPI document
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { api, application, endpoint, Int } from "@fw/application";
+ *
+ * const users = api({ autoScan: false, openapi: { title: "Users", version: "1.0.0" } })
+ *   .route("GET", "/users/:id", endpoint().params({ id: Int }).handle((ctx) => ctx.params))
+ *   .throws(503, "Maintenance window");
+ * const app = application().use(users);
+ * const doc = await (await app.request("/openapi.json")).json();
+ * assert.equal(doc.info.version, "1.0.0");
+ * assert.deepEqual(Object.keys(doc.paths["/users/{id}"].get.responses), ["400", "500", "503", "2XX"]);
+ * assert.deepEqual(users.openapi(), doc);
  * ```
  */
 export function api(options: ApiOptions = {}): ApiPlugin {
