@@ -139,9 +139,11 @@ export class EventBus {
    * @param envelope The envelope.
    * @throws {QueueFullError} From an in-process transport whose subscriber queue is full.
    */
-  async send(envelope: Envelope): Promise<void> {
-    await this.#transports[this.#router.select(envelope.topic, envelope.channel)].publish(envelope);
-    this.publishCounters(envelope.topic).ok.add(1);
+  send(envelope: Envelope): Promise<void> {
+    const counters = this.publishCounters(envelope.topic);
+    return this.#transports[this.#router.select(envelope.topic, envelope.channel)]
+      .publish(envelope)
+      .then(() => counters.ok.add(1));
   }
 
   /**

@@ -124,7 +124,7 @@ export {
   type PublishOptions,
   type PublishReceipt,
 } from "./publisher.ts";
-export { type Envelope, envelopeProblem, newTraceId } from "./envelope.ts";
+export { type Envelope, envelopeProblem, newMessageId, newTraceId } from "./envelope.ts";
 export { retryDelay } from "./backoff.ts";
 export {
   Consumer,

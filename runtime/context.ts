@@ -101,6 +101,7 @@ export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R
  *
  * @param values The values of the new scope.
  * @param fn The function to run.
+ * @param args Arguments for `fn` (saves a closure on hot paths).
  * @returns What `fn` returns.
  *
  * @example
@@ -112,8 +113,12 @@ export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R
  * });
  * ```
  */
-export function runInNewContext<R>(values: Record<string, unknown>, fn: () => R): R {
-  return storage.run(values, fn);
+export function runInNewContext<R, A extends unknown[] = []>(
+  values: Record<string, unknown>,
+  fn: (...args: A) => R,
+  ...args: A
+): R {
+  return storage.run(values, fn, ...args);
 }
 
 /**

@@ -19,7 +19,7 @@
  * @module
  */
 
-import { compile, createLogger, Int, MemoryMeter, MinLength, Uuid } from "@fw/runtime";
+import { compile, createLogger, Int, MinLength, Uuid } from "@fw/runtime";
 import { EventBus, getPublisher, handler, MemoryBroker, topic, type Transport } from "@fw/events";
 
 const args = Object.fromEntries(
@@ -105,7 +105,6 @@ async function runFw(
   const bus = new EventBus({
     transports: { main: transport },
     logger: createLogger({ level: "warn" }),
-    meter: new MemoryMeter(),
   });
   await bus.add(
     handler(Order).options({ group: "bench", concurrency }).handle(async (msg) => {
