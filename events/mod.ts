@@ -1,14 +1,30 @@
 /**
- * `@fw/events`: typed event messaging for fw (topics, publishers, handlers with retries and
- * dead-lettering, pluggable transports and realtime brokers).
+ * `@fw/events`: typed event messaging for fw.
  *
- * This member is being built; for now it re-exports the schema vocabulary used by topics.
+ * - `topic(name, schema, options)` declares an event kind; `getPublisher(Topic)` validates and
+ *   publishes; `handler(Topic)` subscribes with retries, back-off, competing or broadcast
+ *   delivery, filters, concurrency limits, manual ack and dead-lettering.
+ * - `events({...})` is the application plugin: it discovers `*.on.ts` handler files, routes topics
+ *   to transports, and runs the local development broker.
+ * - `MemoryBroker` is the in-process transport; `EventBus` runs handlers over any transports; the
+ *   `Transport` interface and the conformance suite (`@fw/events/testing`) let other transports
+ *   plug in.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Uuid } from "@fw/events";
- * assert.equal(Uuid.node.format, "uuid");
+ * import { EventBus, getPublisher, handler, Int, MemoryBroker, topic, Uuid } from "@fw/events";
+ *
+ * const OrderCreated = topic("orders.created", { id: Uuid, total: Int });
+ * const bus = new EventBus({ transports: { memory: new MemoryBroker() } });
+ * const totals: number[] = [];
+ * await bus.add(handler(OrderCreated).options({ group: "billing" }).handle((msg) => {
+ *   totals.push(msg.payload.total);
+ * }));
+ * await bus.start();
+ * await getPublisher(OrderCreated, { bus })({ id: crypto.randomUUID(), total: 42 });
+ * await bus.stop();
+ * assert.deepEqual(totals, [42]);
  * ```
  *
  * @module
@@ -26,8 +42,117 @@ export {
   MinLength,
   Optional,
   Pattern,
+  runInContext,
   schema,
+  tryContext,
   Url,
+  useContext,
   Uuid,
 } from "@fw/runtime";
-export type { InferSchema } from "@fw/runtime";
+export type {
+  AppContext,
+  AuthUser,
+  Clock,
+  Container,
+  Counter,
+  Described,
+  Histogram,
+  HttpSettings,
+  InferSchema,
+  InferShape,
+  InstrumentOptions,
+  Lifetime,
+  LoaderManifest,
+  Logger,
+  LogLevel,
+  Meter,
+  MetricAttributes,
+  Middleware,
+  ModuleMap,
+  NumericBase,
+  ObjectSchema,
+  OptionalKeys,
+  OptionalSchema,
+  Plugin,
+  Provider,
+  ProviderImpl,
+  ProviderMap,
+  RequestInfo,
+  RequiredKeys,
+  Resolved,
+  RouteHandler,
+  RouteRegistration,
+  Schema,
+  SchemaFormat,
+  SchemaKind,
+  SchemaLike,
+  SchemaNode,
+  SchemaShape,
+  Scope,
+  ServerInfo,
+  Simplify,
+  StreamSchema,
+  StringBase,
+  TimerHandle,
+  ValidationIssue,
+  ValidationResult,
+  Validator,
+} from "@fw/runtime";
+export {
+  deadLetterTopic,
+  isTopic,
+  type PayloadOf,
+  type Topic,
+  topic,
+  type TopicOptions,
+} from "./topic.ts";
+export { handler, HANDLER_DEFAULTS, isHandlerDefinition } from "./handler.ts";
+export type {
+  HandleFn,
+  HandlerBuilder,
+  HandlerDefinition,
+  HandlerFilter,
+  HandlerOptions,
+  Message,
+  ResolvedHandlerOptions,
+} from "./handler_types.ts";
+export {
+  activateBus,
+  getPublisher,
+  type GetPublisherOptions,
+  type Publisher,
+  type PublishOptions,
+  type PublishReceipt,
+} from "./publisher.ts";
+export { type Envelope, envelopeProblem, newMessageId, newTraceId } from "./envelope.ts";
+export { retryDelay } from "./backoff.ts";
+export {
+  Consumer,
+  type ConsumerOptions,
+  type DeliveryOutcome,
+  type EventContext,
+} from "./consumer.ts";
+export {
+  EventBus,
+  type EventBusOptions,
+  type Registration,
+  type StoredDeadLetter,
+} from "./event_bus.ts";
+export { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
+export { MemoryBroker, type MemoryBrokerOptions } from "./memory_broker.ts";
+export { events, type EventsOptions, type EventsPlugin } from "./events_plugin.ts";
+export { type LocalBroker, type LocalBrokerOptions, serveLocalBroker } from "./local_broker.ts";
+export { type HttpBrokerOptions, httpBrokerTransport } from "./transports/http_broker.ts";
+export { MemoryDeadLetters, type MemoryDeadLettersOptions } from "./dead_letters.ts";
+export {
+  type Admission,
+  type DeadLetter,
+  type DeadLetterStore,
+  type Delivery,
+  type DeliveryListener,
+  QueueFullError,
+  type Subscription,
+  type SubscriptionSpec,
+  type Transport,
+  type TransportCapabilities,
+} from "./transport.ts";

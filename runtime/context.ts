@@ -85,10 +85,40 @@ export function runInSyncContext<R>(values: Record<string, unknown>, fn: () => R
 export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R {
   const parent = storage.getStore() ?? syncStore;
   if (parent === undefined) return storage.run(values, fn);
-  // Keep the parent's prototype so that values computed by getters (a request's lazy trace id)
-  // stay visible in nested scopes.
-  const merged = Object.assign(Object.create(Object.getPrototypeOf(parent)), parent, values);
+  // Keep the prototype that holds computed values (a request's lazy trace id is a getter): the
+  // new values' own class when they have one, else the parent's, so those values stay visible
+  // in nested scopes whichever side computes them.
+  const own = Object.getPrototypeOf(values);
+  const proto = own !== Object.prototype && own !== null ? own : Object.getPrototypeOf(parent);
+  const merged = Object.assign(Object.create(proto), parent, values);
   return storage.run(merged, fn);
+}
+
+/**
+ * Runs `fn` in a new, isolated scope holding only `values`: nothing of the caller's scope is
+ * visible. Event handlers run this way, so a handler invoked from inside an HTTP request never
+ * sees that request's `user` or trace id.
+ *
+ * @param values The values of the new scope.
+ * @param fn The function to run.
+ * @param args Arguments for `fn` (saves a closure on hot paths).
+ * @returns What `fn` returns.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runInContext, runInNewContext, useContext } from "@fw/runtime";
+ * runInContext({ user: "ann" }, () => {
+ *   runInNewContext({ eventTopic: "a.b" }, () => assert.deepEqual(useContext(), { eventTopic: "a.b" }));
+ * });
+ * ```
+ */
+export function runInNewContext<R, A extends unknown[] = []>(
+  values: Record<string, unknown>,
+  fn: (...args: A) => R,
+  ...args: A
+): R {
+  return storage.run(values, fn, ...args);
 }
 
 /**

@@ -77,6 +77,7 @@ export { type Clock, ManualClock, systemClock, type TimerHandle } from "./clock.
 export {
   type AuthUser,
   runInContext,
+  runInNewContext,
   runInSyncContext,
   tryContext,
   useContext,

@@ -36,6 +36,7 @@ Deno.test("the example app's openapi.json passes the validator and the semantic 
   assert.equal(doc.openapi, "3.0.3");
   assert.equal(doc.info.version, "1.0.0", "the configured openapi.version");
   assert.deepEqual(Object.keys(doc.paths), [
+    "/audit",
     "/files/{path}",
     "/health",
     "/orders",

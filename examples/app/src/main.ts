@@ -1,12 +1,16 @@
 /**
  * The example app `deno task dev` runs: every route file convention of spec 4.1 and every
- * response kind of spec 4.2. Routes live in `api/`; `deno task generate` writes `.gen/api.gen.ts`
- * and `.gen/openapi.json`. The document is served at `/openapi.json`, Swagger UI at `/docs`.
+ * response kind of spec 4.2, plus typed events. Routes live in `api/`, event handlers in
+ * `events/` (`*.on.ts`); `deno task generate` writes `.gen/api.gen.ts`, `.gen/events.gen.ts` and
+ * `.gen/openapi.json`. The document is served at `/openapi.json`, Swagger UI at `/docs`.
+ * With no transport configured, events run on the embedded in-memory broker, which also serves
+ * the local broker on 127.0.0.1:4222 (`EVENTS_BROKER_PORT`) for other local processes.
  *
  * @module
  */
 
 import { api, application, http } from "@fw/application";
+import { events } from "@fw/events";
 
 /** The application (exported so tests can call `app.fetch()` without a socket). */
 export const app = application({ root: import.meta.url })
@@ -18,7 +22,8 @@ export const app = application({ root: import.meta.url })
       description: "Every route convention of spec 4.1 and every response kind of spec 4.2.",
       docs: "/docs",
     },
-  }));
+  }))
+  .use(events());
 
 if (import.meta.main) {
   await app.start();

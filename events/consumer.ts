@@ -1,0 +1,469 @@
+/**
+ * The consumer: one handler instance on one transport. It implements the delivery state machine
+ * of spec 3 the same way on every transport: attribute filters, the concurrency gate with its
+ * queue and overflow, the per-invocation async context and DI scope, time-outs with
+ * `msg.signal`, manual ack, retries with back-off, dead-lettering or discarding, metrics
+ * (spec 6.3) and one `message handled` log entry per delivery.
+ *
+ * @module
+ */
+
+import {
+  type Clock,
+  type Container,
+  type Counter,
+  type Histogram,
+  joinMessages,
+  type Logger,
+  type Meter,
+  runInNewContext,
+  type TimerHandle,
+} from "@fw/runtime";
+import { type Envelope, envelopeProblem } from "./envelope.ts";
+import type { HandlerDefinition } from "./handler_types.ts";
+import { retryDelay } from "./backoff.ts";
+import { Invocation, type InvocationHost } from "./_invocation.ts";
+import type { Admission, Delivery, Subscription, Transport } from "./transport.ts";
+
+/** Values of the async context inside a handler (spec 2.8 / 6.2.2). */
+export interface EventContext {
+  /** Trace id of the message. */
+  readonly traceId: string;
+  /** Topic name. */
+  readonly eventTopic: string;
+  /** Message id. */
+  readonly eventMessageId: string;
+  /** 1-based attempt. */
+  readonly eventAttempt: number;
+}
+
+/** How one delivery ended (the `outcome` of the log entry). */
+export type DeliveryOutcome = "acked" | "retry" | "dead-lettered" | "discarded" | "dropped";
+
+/** Everything a consumer needs. */
+export interface ConsumerOptions {
+  /** The handler. */
+  definition: HandlerDefinition;
+  /** Where its messages come from. */
+  transport: Transport;
+  /** Group name (the handler's `group`, or one derived from its name). */
+  group: string;
+  /** Unique instance id. */
+  instanceId: string;
+  /** Name for logs and `dlq.handler`. */
+  handlerName: string;
+  /** Dead-letters an envelope addressed to `<topic>.dlq` (routed by the bus). */
+  deadLetter: (envelope: Envelope) => Promise<void>;
+  /** Time and timers. */
+  clock: Clock;
+  /** Logger for the completion entries. */
+  logger: Logger;
+  /** Meter for the spec 6.3 metrics. */
+  meter: Meter;
+  /** DI container; each invocation gets a scope of it. */
+  container: Container;
+  /** Randomness for jitter (tests pass a fixed function). */
+  random?: () => number;
+}
+
+interface Instruments {
+  success: Counter;
+  failure: Counter;
+  retry: Counter;
+  dlq: Counter;
+  dropped: Counter;
+  duration: Histogram;
+}
+
+function toError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  let text: string;
+  try {
+    text = typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return new Error(`Handler threw a non-Error value: ${text}`);
+}
+
+function matches(filter: Readonly<Record<string, string>>, attrs: Record<string, string>): boolean {
+  for (const k in filter) if (attrs[k] !== filter[k]) return false;
+  return true;
+}
+
+/** Runs one handler instance against one transport. */
+export class Consumer implements InvocationHost {
+  readonly #o: ConsumerOptions;
+  readonly #m: Instruments;
+  readonly #random: () => number;
+  readonly #queue: Delivery[] = [];
+  #head = 0;
+  #running = 0;
+  #subscription: Subscription | undefined;
+  #stopping = false;
+  #idle: (() => void) | undefined;
+  #settling = 0;
+  readonly #timeouts: Invocation[] = [];
+  #tHead = 0;
+  #timer: TimerHandle | undefined;
+
+  /**
+   * Creates a consumer; call {@linkcode Consumer.start} to subscribe.
+   *
+   * @param options Handler, transport, group and services.
+   */
+  constructor(options: ConsumerOptions) {
+    this.#o = options;
+    this.#random = options.random ?? Math.random;
+    const t = options.definition.topic.name;
+    const meter = options.meter;
+    this.#m = {
+      success: meter.counter(`events.handle.${t}.success`, {
+        description: "Successful invocations",
+      }),
+      failure: meter.counter(`events.handle.${t}.failure`, { description: "Failed invocations" }),
+      retry: meter.counter(`events.handle.${t}.retry`, { description: "Retry attempts" }),
+      dlq: meter.counter(`events.handle.${t}.dlq`, { description: "Messages dead-lettered" }),
+      dropped: meter.counter(`events.handle.${t}.dropped`, {
+        description: "Deliveries dropped by a full queue",
+      }),
+      duration: meter.histogram(`events.handle.${t}.duration`, {
+        description: "Handler execution time",
+        unit: "ms",
+      }),
+    };
+  }
+
+  /** Invocations running now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Deliveries waiting for a concurrency slot. */
+  get queued(): number {
+    return this.#queue.length - this.#head;
+  }
+
+  /** Subscribes to the transport. */
+  async start(): Promise<void> {
+    const d = this.#o.definition;
+    this.#subscription = await this.#o.transport.subscribe({
+      topic: d.topic.name,
+      group: this.#o.group,
+      distribution: d.options.distribution,
+      instanceId: this.#o.instanceId,
+    }, this.#offer);
+  }
+
+  /** Leaves the subscription, then waits for every admitted delivery (running and queued). */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await this.#subscription?.close();
+    this.#subscription = undefined;
+    if (this.#running > 0 || this.queued > 0 || this.#settling > 0) {
+      await new Promise<void>((resolve) => this.#idle = resolve);
+    }
+    this.#cancelTimer();
+  }
+
+  #offer = (d: Delivery): Admission => {
+    const def = this.#o.definition;
+    const problem = envelopeProblem(d.envelope) ??
+      (d.envelope.topic !== def.topic.name
+        ? `envelope topic "${d.envelope.topic}" does not match "${def.topic.name}"`
+        : undefined);
+    if (problem) {
+      this.#deadLetterMalformed(d, problem);
+      return "accepted";
+    }
+    if (def.filter && !matches(def.filter.attributes, d.envelope.attributes)) {
+      void d.ack();
+      return "accepted";
+    }
+    const { concurrency, queueLimit, overflow } = def.options;
+    if (concurrency === 0 || this.#running < concurrency) {
+      this.#run(d);
+      return "accepted";
+    }
+    if (queueLimit === 0 || this.queued < queueLimit || d.attempt > 1) {
+      // Retries were admitted once already: they always queue.
+      this.#queue.push(d);
+      return "accepted";
+    }
+    if (overflow === "drop") {
+      this.#m.dropped.add(1);
+      this.#log(d, "dropped", 0, { reason: "queue full" });
+      void d.ack();
+      return "dropped";
+    }
+    return "rejected";
+  };
+
+  #pump(): void {
+    const limit = this.#o.definition.options.concurrency;
+    while (this.queued > 0 && (limit === 0 || this.#running < limit)) {
+      const next = this.#queue[this.#head++];
+      if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
+        this.#queue.splice(0, this.#head);
+        this.#head = 0;
+      }
+      this.#run(next);
+    }
+    this.#checkIdle();
+  }
+
+  #checkIdle(): void {
+    if (this.#running === 0 && this.queued === 0 && this.#settling === 0 && this.#idle) {
+      this.#cancelTimer();
+      const idle = this.#idle;
+      this.#idle = undefined;
+      idle();
+    }
+  }
+
+  #run(d: Delivery): void {
+    const o = this.#o;
+    const def = o.definition;
+    this.#running++;
+    const checked = def.topic.validate(d.envelope.payload);
+    if (!checked.ok) {
+      this.#fail(d, new Error(`invalid payload: ${joinMessages(checked.errors)}`), 0, true);
+      this.#release();
+      return;
+    }
+    const inv = new Invocation(
+      this,
+      d,
+      checked.value,
+      o.clock.now(),
+      def.options.timeout,
+      def.options.ack === "manual",
+    );
+    this.#track(inv);
+    const values: EventContext = {
+      traceId: inv.traceId,
+      eventTopic: inv.topic,
+      eventMessageId: inv.id,
+      eventAttempt: inv.attempt,
+    };
+    let result: unknown;
+    try {
+      result = runInNewContext(values as unknown as Record<string, unknown>, this.#call, inv);
+    } catch (err) {
+      inv._finish(toError(err));
+      return;
+    }
+    if (result !== null && typeof (result as Promise<unknown>)?.then === "function") {
+      (result as Promise<unknown>).then(
+        def.options.ack === "manual" ? undefined : () => inv._finish(undefined),
+        (err) => inv._finish(toError(err)),
+      );
+    } else if (def.options.ack !== "manual") inv._finish(undefined);
+  }
+
+  /** Calls the handler (inside the invocation's context). */
+  #call = (inv: Invocation): unknown => {
+    const def = this.#o.definition;
+    const fn = def.fn as (...args: unknown[]) => unknown;
+    if (!def.inject) return fn(inv);
+    const scope = inv._scope = this.#o.container.createScope();
+    return scope.resolveAll(def.inject).then((deps) => fn(deps, inv));
+  };
+
+  /** Settles an invocation (from `Invocation._finish`). */
+  settle(inv: Invocation, error: Error | undefined): void {
+    const o = this.#o;
+    const duration = o.clock.now() - inv._start;
+    this.#m.duration.record(duration);
+    if (inv._scope) {
+      inv._scope.dispose().catch((err) =>
+        o.logger.error("event handler scope disposal failed", { error: err })
+      );
+    }
+    const d = inv._delivery;
+    if (!error) {
+      this.#m.success.add(1);
+      this.#log(d, "acked", duration);
+      this.#after(d.ack());
+    } else {
+      this.#m.failure.add(1);
+      this.#fail(d, error, duration, false);
+    }
+    this.#release();
+  }
+
+  #release(): void {
+    this.#running--;
+    this.#pump();
+  }
+
+  /** Tracks a transport call (ack, retry, dead-letter) so stop() waits for it. */
+  #after(p: Promise<void>): void {
+    this.#settling++;
+    p.catch((err) => {
+      this.#o.logger.error("event transport call failed", { error: err });
+    }).finally(() => {
+      this.#settling--;
+      this.#checkIdle();
+    });
+  }
+
+  // Time-outs: the timeout is the same for every invocation of this consumer, so deadlines grow
+  // in start order; one timer, armed for the oldest unsettled invocation, serves them all.
+  #track(inv: Invocation): void {
+    this.#timeouts.push(inv);
+    if (this.#timer === undefined) this.#arm();
+  }
+
+  #arm(): void {
+    const q = this.#timeouts;
+    while (this.#tHead < q.length && q[this.#tHead]._settled) this.#tHead++;
+    if (this.#tHead >= q.length) {
+      q.length = 0;
+      this.#tHead = 0;
+      return;
+    }
+    if (this.#tHead > 1024) {
+      q.splice(0, this.#tHead);
+      this.#tHead = 0;
+    }
+    const clock = this.#o.clock;
+    this.#timer = clock.setTimeout(this.#onTimer, q[this.#tHead]._deadline - clock.now());
+  }
+
+  #onTimer = (): void => {
+    this.#timer = undefined;
+    const q = this.#timeouts;
+    const now = this.#o.clock.now();
+    const timeout = this.#o.definition.options.timeout;
+    while (this.#tHead < q.length && (q[this.#tHead]._settled || q[this.#tHead]._deadline <= now)) {
+      q[this.#tHead++]._timeOut(timeout);
+    }
+    this.#arm();
+  };
+
+  #cancelTimer(): void {
+    if (this.#timer !== undefined) {
+      this.#o.clock.clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  #fail(d: Delivery, error: Error, duration: number, permanent: boolean): void {
+    this.#after(this.#terminal(d, error, duration, permanent));
+  }
+
+  async #terminal(d: Delivery, error: Error, duration: number, permanent: boolean): Promise<void> {
+    const opts = this.#o.definition.options;
+    if (!permanent && d.attempt <= opts.maxRetries) {
+      const delay = retryDelay(d.attempt, opts.maxBackoff, opts.jitter, this.#random);
+      this.#m.retry.add(1);
+      this.#log(d, "retry", duration, { error: error.message, delay });
+      await d.retry(delay);
+      return;
+    }
+    if (!opts.dlq) {
+      this.#log(d, "discarded", duration, { error: error.message });
+      await d.ack();
+      return;
+    }
+    const env = d.envelope;
+    const dead: Envelope = {
+      ...env,
+      topic: `${env.topic}.dlq`,
+      attributes: {
+        ...env.attributes,
+        "dlq.original_topic": env.topic,
+        "dlq.attempts": String(d.attempt),
+        "dlq.error": error.message,
+        "dlq.handler": this.#o.handlerName,
+      },
+      publishedAt: this.#o.clock.now(),
+    };
+    try {
+      await this.#o.deadLetter(dead);
+    } catch (err) {
+      // Never lose the message: keep it on the transport and try again later.
+      this.#o.logger.error("dead-lettering failed; the message will be redelivered", {
+        error: err,
+        topic: env.topic,
+        messageId: env.id,
+      });
+      await d.retry(opts.maxBackoff);
+      return;
+    }
+    this.#m.dlq.add(1);
+    this.#log(d, "dead-lettered", duration, { error: error.message });
+    await d.ack();
+  }
+
+  #deadLetterMalformed(d: Delivery, problem: string): void {
+    const raw = d.envelope as unknown as Record<string, unknown> | null;
+    const topicName = this.#o.definition.topic.name;
+    const id = typeof raw?.id === "string" && raw.id ? raw.id : crypto.randomUUID();
+    const traceId = typeof raw?.traceId === "string" && raw.traceId
+      ? raw.traceId
+      : crypto.randomUUID().replaceAll("-", "");
+    const reason = `malformed envelope: ${problem}`;
+    const dead: Envelope = {
+      id,
+      topic: `${topicName}.dlq`,
+      payload: raw && typeof raw === "object" && "payload" in raw ? raw.payload : raw,
+      attributes: {
+        "dlq.original_topic": topicName,
+        "dlq.attempts": String(d.attempt),
+        "dlq.error": reason,
+        "dlq.handler": this.#o.handlerName,
+      },
+      traceId,
+      publishedAt: this.#o.clock.now(),
+    };
+    this.#after(
+      this.#o.deadLetter(dead).then(
+        () => {
+          this.#m.dlq.add(1);
+          this.#o.logger.error("message handled", {
+            traceId,
+            event: {
+              topic: topicName,
+              messageId: id,
+              attempt: d.attempt,
+              outcome: "dead-lettered",
+              duration: 0,
+              handler: this.#o.handlerName,
+              error: reason,
+            },
+          });
+          return d.ack();
+        },
+        (err) => {
+          this.#o.logger.error("dead-lettering a malformed envelope failed", { error: err });
+          return d.retry(this.#o.definition.options.maxBackoff);
+        },
+      ),
+    );
+  }
+
+  #log(
+    d: Delivery,
+    outcome: DeliveryOutcome,
+    duration: number,
+    extra?: Record<string, unknown>,
+  ): void {
+    const logger = this.#o.logger;
+    const level = outcome === "acked" ? "info" : outcome === "dead-lettered" ? "error" : "warn";
+    if (!logger.enabled(level)) return;
+    logger[level]("message handled", {
+      traceId: d.envelope.traceId,
+      event: {
+        topic: d.envelope.topic,
+        messageId: d.envelope.id,
+        attempt: d.attempt,
+        outcome,
+        duration,
+        handler: this.#o.handlerName,
+        ...extra,
+      },
+    });
+  }
+}

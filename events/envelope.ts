@@ -1,0 +1,134 @@
+/**
+ * The message envelope that travels through transports: the payload plus the publish metadata of
+ * spec 2.8. The delivery attempt is not part of the envelope; transports carry it beside it.
+ *
+ * @module
+ */
+
+/** One published message as transports carry it. */
+export interface Envelope {
+  /** Message id (`messageId` publish option, else a random UUID). */
+  id: string;
+  /** Topic name. */
+  topic: string;
+  /** The validated payload (JSON-compatible). */
+  payload: unknown;
+  /** String attributes, including the `auth.*` attributes captured by the publisher. */
+  attributes: Record<string, string>;
+  /** W3C trace id (32 lowercase hex characters). */
+  traceId: string;
+  /** Ordering/partition key. */
+  key?: string;
+  /** De-duplication key. */
+  dedupeKey?: string;
+  /** The topic's logical channel (wire field `channel`). */
+  channel?: string;
+  /** The topic's contract version. */
+  version?: string;
+  /** Publish time in milliseconds since the epoch. */
+  publishedAt: number;
+}
+
+/**
+ * A new random W3C trace id.
+ *
+ * @returns 32 lowercase hex characters.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { newTraceId } from "@fw/events";
+ * assert.match(newTraceId(), /^[0-9a-f]{32}$/);
+ * ```
+ */
+export function newTraceId(): string {
+  if (poolAt + 16 > POOL_SIZE) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
+  let out = "";
+  for (let i = poolAt, end = poolAt + 16; i < end; i++) out += HEX[pool[i]];
+  poolAt += 16;
+  return out;
+}
+
+/**
+ * A new random message id (a version 4 UUID), drawn from a pooled random buffer.
+ *
+ * @returns A lowercase UUID.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { newMessageId } from "@fw/events";
+ * assert.match(newMessageId(), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+ * ```
+ */
+export function newMessageId(): string {
+  if (poolAt + 16 > POOL_SIZE) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
+  const b = poolAt;
+  poolAt += 16;
+  const p = pool;
+  return HEX[p[b]] + HEX[p[b + 1]] + HEX[p[b + 2]] + HEX[p[b + 3]] + "-" + HEX[p[b + 4]] +
+    HEX[p[b + 5]] + "-" + HEX[(p[b + 6] & 0x0f) | 0x40] + HEX[p[b + 7]] + "-" +
+    HEX[(p[b + 8] & 0x3f) | 0x80] + HEX[p[b + 9]] + "-" + HEX[p[b + 10]] + HEX[p[b + 11]] +
+    HEX[p[b + 12]] + HEX[p[b + 13]] + HEX[p[b + 14]] + HEX[p[b + 15]];
+}
+
+// Random bytes are drawn 4 KiB at a time: a trace id per publish is on the hot path.
+const POOL_SIZE = 4096;
+const pool = new Uint8Array(POOL_SIZE);
+let poolAt = POOL_SIZE;
+const HEX: readonly string[] = Array.from(
+  { length: 256 },
+  (_, i) => i.toString(16).padStart(2, "0"),
+);
+
+function isStringMap(value: unknown): value is Record<string, string> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  for (const k in value) {
+    if (typeof (value as Record<string, unknown>)[k] !== "string") return false;
+  }
+  return true;
+}
+
+const OPTIONAL_STRINGS = ["key", "dedupeKey", "channel", "version"] as const;
+
+/**
+ * Checks that a value received from a transport is a well-formed envelope.
+ *
+ * @param value What arrived.
+ * @returns `undefined` when it is valid, else the reason it is not.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { envelopeProblem } from "@fw/events";
+ * assert.equal(envelopeProblem({ id: 1 }), 'envelope field "id" must be a non-empty string');
+ * ```
+ */
+export function envelopeProblem(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return "envelope must be an object";
+  }
+  const e = value as Record<string, unknown>;
+  for (const field of ["id", "topic", "traceId"]) {
+    if (typeof e[field] !== "string" || e[field] === "") {
+      return `envelope field "${field}" must be a non-empty string`;
+    }
+  }
+  if (!("payload" in e)) return 'envelope field "payload" is required';
+  if (!isStringMap(e.attributes)) return 'envelope field "attributes" must be a map of strings';
+  if (typeof e.publishedAt !== "number" || !Number.isFinite(e.publishedAt)) {
+    return 'envelope field "publishedAt" must be a number';
+  }
+  for (const field of OPTIONAL_STRINGS) {
+    if (e[field] !== undefined && typeof e[field] !== "string") {
+      return `envelope field "${field}" must be a string`;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,261 @@
+/**
+ * The event bus: the transports of one application, the routing between them, the consumers of
+ * its handlers, publish metrics, and dead-letter access. The `events()` plugin builds one; tests
+ * and scripts may build one directly.
+ *
+ * @module
+ */
+
+import {
+  type Clock,
+  Container,
+  type Counter,
+  createLogger,
+  type Logger,
+  type Meter,
+  noopMeter,
+  systemClock,
+} from "@fw/runtime";
+import { Consumer } from "./consumer.ts";
+import type { Envelope } from "./envelope.ts";
+import type { HandlerDefinition } from "./handler_types.ts";
+import { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
+import type { DeadLetter, Transport } from "./transport.ts";
+
+/** Options of {@linkcode EventBus}. */
+export interface EventBusOptions {
+  /** Named transports (at least one). */
+  transports: Readonly<Record<string, Transport>>;
+  /** Routing rules (spec 6.2.4). */
+  routes?: readonly RouteRule[];
+  /** Fallback transport; defaults to the only transport when there is one. */
+  defaultTransport?: string;
+  /** Clock for time-outs and durations. */
+  clock?: Clock;
+  /** Logger for completion entries. */
+  logger?: Logger;
+  /** Meter for the spec 6.3 metrics. */
+  meter?: Meter;
+  /** DI container for handler scopes. */
+  container?: Container;
+  /** Randomness for retry jitter. */
+  random?: () => number;
+}
+
+/** A handler registered on the bus. */
+export interface Registration {
+  /** The definition. */
+  readonly definition: HandlerDefinition;
+  /** Name for logs and `dlq.handler`. */
+  readonly name: string;
+  /** Where it came from (a file and export), for error messages. */
+  readonly source?: string;
+}
+
+/** A dead letter with the transport that keeps it. */
+export interface StoredDeadLetter extends DeadLetter {
+  /** Key of the transport in the bus. */
+  readonly transport: string;
+}
+
+let instances = 0;
+
+/** Routes publishes and runs consumers over a set of transports. */
+export class EventBus {
+  /** Clock. */
+  readonly clock: Clock;
+  /** Logger. */
+  readonly logger: Logger;
+  /** Meter. */
+  readonly meter: Meter;
+  readonly #transports: Readonly<Record<string, Transport>>;
+  readonly #router: TransportRouter;
+  readonly #container: Container;
+  readonly #random?: () => number;
+  readonly #registrations: Registration[] = [];
+  readonly #consumers: Consumer[] = [];
+  readonly #publishCounters = new Map<string, { ok: Counter; error: Counter }>();
+  readonly #id = `${Date.now().toString(36)}-${(++instances).toString(36)}`;
+  #started = false;
+
+  /**
+   * Creates a bus; register handlers with {@linkcode EventBus.add}, then start it.
+   *
+   * @param options Transports, routing and services.
+   * @throws {TypeError} For an empty transport map or a bad route/default.
+   */
+  constructor(options: EventBusOptions) {
+    const names = Object.keys(options.transports ?? {});
+    if (names.length === 0) throw new TypeError('Invalid events option "transports": none given');
+    const fallback = options.defaultTransport ?? (names.length === 1 ? names[0] : undefined);
+    this.#transports = options.transports;
+    this.#router = createTransportRouter(options.routes ?? [], names, fallback);
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? createLogger();
+    this.meter = options.meter ?? noopMeter;
+    this.#container = options.container ?? new Container();
+    this.#random = options.random;
+  }
+
+  /** The transports by name. */
+  get transports(): Readonly<Record<string, Transport>> {
+    return this.#transports;
+  }
+
+  /** The registered handlers. */
+  get registrations(): readonly Registration[] {
+    return this.#registrations;
+  }
+
+  /**
+   * The transport a topic is routed to.
+   *
+   * @param topic Topic name.
+   * @param channel Its channel.
+   * @returns The transport's key.
+   */
+  transportName(topic: string, channel?: string): string {
+    return this.#router.select(topic, channel);
+  }
+
+  /** Publish counters of one topic (created once). */
+  publishCounters(topic: string): { ok: Counter; error: Counter } {
+    let c = this.#publishCounters.get(topic);
+    if (!c) {
+      c = {
+        ok: this.meter.counter(`events.publish.${topic}`, { description: "Successful publishes" }),
+        error: this.meter.counter(`events.publish.${topic}.error`, {
+          description: "Publish validation errors",
+        }),
+      };
+      this.#publishCounters.set(topic, c);
+    }
+    return c;
+  }
+
+  /**
+   * Sends an envelope to its topic's transport (the payload is already validated).
+   *
+   * @param envelope The envelope.
+   * @throws {QueueFullError} From an in-process transport whose subscriber queue is full.
+   */
+  send(envelope: Envelope): Promise<void> {
+    const counters = this.publishCounters(envelope.topic);
+    return this.#transports[this.#router.select(envelope.topic, envelope.channel)]
+      .publish(envelope)
+      .then(() => counters.ok.add(1));
+  }
+
+  /**
+   * Registers a handler; it subscribes on {@linkcode EventBus.start} (or now, when started).
+   *
+   * @param definition The handler.
+   * @param name Name for logs and dead letters (default: group, else topic).
+   * @param source File and export, for error messages.
+   * @throws {Error} When an external transport gets a handler with no `group`.
+   */
+  async add(definition: HandlerDefinition, name?: string, source?: string): Promise<void> {
+    const handlerName = name ?? definition.name ?? definition.options.group ??
+      definition.topic.name;
+    const tName = this.#router.select(definition.topic.name, definition.topic.channel);
+    const transport = this.#transports[tName];
+    if (transport.capabilities.external && !definition.options.group) {
+      throw new Error(
+        `Handler ${
+          source ?? `"${handlerName}"`
+        } for topic "${definition.topic.name}" needs a stable "group" option: transport "${tName}" is external (spec 6.2.5)`,
+      );
+    }
+    const reg: Registration = { definition, name: handlerName, ...(source ? { source } : {}) };
+    this.#registrations.push(reg);
+    const consumer = new Consumer({
+      definition,
+      transport,
+      group: definition.options.group ?? handlerName,
+      instanceId: `${this.#id}-${this.#consumers.length}`,
+      handlerName,
+      deadLetter: (env) => this.deadLetter(env),
+      clock: this.clock,
+      logger: this.logger,
+      meter: this.meter,
+      container: this.#container,
+      ...(this.#random ? { random: this.#random } : {}),
+    });
+    this.#consumers.push(consumer);
+    if (this.#started) await consumer.start();
+  }
+
+  /**
+   * Dead-letters an envelope addressed to `<topic>.dlq` on the transport that topic routes to.
+   *
+   * @param envelope The dead-letter envelope.
+   */
+  deadLetter(envelope: Envelope): Promise<void> {
+    const name = this.#router.select(envelope.topic, envelope.channel);
+    return this.#transports[name].deadLetter(envelope);
+  }
+
+  /** Subscribes every registered handler. */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    for (const c of this.#consumers) await c.start();
+  }
+
+  /**
+   * Stops consuming and drains admitted work, then closes the transports.
+   *
+   * @param options `closeTransports: false` keeps transports open (shared ones).
+   */
+  async stop(options: { closeTransports?: boolean } = {}): Promise<void> {
+    await Promise.all(this.#consumers.map((c) => c.stop()));
+    this.#started = false;
+    if (options.closeTransports !== false) {
+      await Promise.all(Object.values(this.#transports).map((t) => t.close()));
+    }
+  }
+
+  /**
+   * Dead letters kept by every transport, oldest first per transport.
+   *
+   * @param options Restrict to one original or `.dlq` topic.
+   * @returns The dead letters.
+   */
+  async deadLetters(options: { topic?: string } = {}): Promise<StoredDeadLetter[]> {
+    const out: StoredDeadLetter[] = [];
+    for (const [name, t] of Object.entries(this.#transports)) {
+      for (const d of await t.deadLetters.list(options)) out.push({ ...d, transport: name });
+    }
+    return out;
+  }
+
+  /**
+   * Publishes kept dead letters again on their original topic, with the `dlq.*` attributes
+   * removed and a fresh attempt count.
+   *
+   * @param ids Envelope ids to redrive; all kept dead letters when omitted.
+   * @returns How many were redriven.
+   */
+  async redrive(ids?: readonly string[]): Promise<number> {
+    let n = 0;
+    for (const t of Object.values(this.#transports)) {
+      const want = ids ?? (await t.deadLetters.list()).map((d) => d.envelope.id);
+      for (const d of await t.deadLetters.take(want)) {
+        const attributes: Record<string, string> = {};
+        for (const [k, v] of Object.entries(d.envelope.attributes)) {
+          if (!k.startsWith("dlq.")) attributes[k] = v;
+        }
+        const original = d.envelope.attributes["dlq.original_topic"] ??
+          d.envelope.topic.replace(/\.dlq$/, "");
+        await this.send({
+          ...d.envelope,
+          topic: original,
+          attributes,
+          publishedAt: this.clock.now(),
+        });
+        n++;
+      }
+    }
+    return n;
+  }
+}

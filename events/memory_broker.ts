@@ -1,0 +1,322 @@
+/**
+ * The in-process broker: the default transport, and the one behind the local development broker.
+ * Subscriptions are groups; a competing group hands each message to one instance in round-robin
+ * order, a broadcast group to every instance. Retries run on the broker's clock. Messages
+ * published while a competing group has no instance wait in the group until one joins.
+ *
+ * @module
+ */
+
+import { type Clock, type Logger, type Meter, systemClock, type TimerHandle } from "@fw/runtime";
+import type { Envelope } from "./envelope.ts";
+import { MemoryDeadLetters } from "./dead_letters.ts";
+import {
+  type Admission,
+  type Delivery,
+  type DeliveryListener,
+  QueueFullError,
+  type Subscription,
+  type SubscriptionSpec,
+  type Transport,
+  type TransportCapabilities,
+} from "./transport.ts";
+
+/** Options of {@linkcode MemoryBroker}. */
+export interface MemoryBrokerOptions {
+  /** Clock for retry timers (default the system clock). */
+  clock?: Clock;
+  /** Randomness for `simulateDuplicates` (default `Math.random`). */
+  random?: () => number;
+  /** Redeliver about 2% of handled messages (spec 2.9), to exercise idempotent handlers. */
+  simulateDuplicates?: boolean;
+  /** Dead letters kept with no `<topic>.dlq` subscriber (default 1000). */
+  deadLetterLimit?: number;
+  /** How long a `dedupeKey` suppresses repeats, in ms (default 600000). */
+  dedupeWindowMs?: number;
+  /** Logger for evictions and dropped broadcasts. */
+  logger?: Logger;
+  /** Meter for `events.dlq.evicted`. */
+  meter?: Meter;
+}
+
+interface Instance {
+  readonly id: string;
+  readonly listener: DeliveryListener;
+  closed: boolean;
+}
+
+interface Group {
+  readonly name: string;
+  readonly distribution: "competing" | "broadcast";
+  instances: Instance[];
+  next: number;
+  /** Competing messages waiting for an instance: [envelope, attempt]. */
+  pending: Array<[Envelope, number]>;
+}
+
+const DUPLICATE_RATE = 0.02;
+const DEDUPE_LIMIT = 10_000;
+
+/**
+ * The in-memory transport with round-robin competing groups, broadcast groups, retries on its
+ * clock and a bounded dead-letter buffer.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MemoryBroker } from "@fw/events";
+ * const broker = new MemoryBroker();
+ * const got: unknown[] = [];
+ * await broker.subscribe(
+ *   { topic: "a.b", group: "g", distribution: "competing", instanceId: "1" },
+ *   (d) => {
+ *     got.push(d.envelope.payload);
+ *     void d.ack();
+ *     return "accepted";
+ *   },
+ * );
+ * await broker.publish({ id: "1", topic: "a.b", payload: 7, attributes: {}, traceId: "t", publishedAt: 0 });
+ * assert.deepEqual(got, [7]);
+ * await broker.close();
+ * ```
+ */
+export class MemoryBroker implements Transport {
+  /** `memory`. */
+  readonly name: string = "memory";
+  /** In-process, ordered, not persistent; publish learns about full queues. */
+  readonly capabilities: TransportCapabilities = {
+    ordering: true,
+    persistent: false,
+    external: false,
+    admission: true,
+  };
+  /** Dead letters with no `<topic>.dlq` subscriber. */
+  readonly deadLetters: MemoryDeadLetters;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #duplicates: boolean;
+  readonly #dedupeWindow: number;
+  readonly #logger?: Logger;
+  readonly #topics = new Map<string, Map<string, Group>>();
+  readonly #timers = new Set<TimerHandle>();
+  readonly #dedupe = new Map<string, number>();
+  #closed = false;
+  #duplicated = 0;
+
+  /**
+   * Creates a broker.
+   *
+   * @param options Clock, randomness, duplicates, limits.
+   */
+  constructor(options: MemoryBrokerOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    this.#duplicates = options.simulateDuplicates ?? false;
+    this.#dedupeWindow = options.dedupeWindowMs ?? 600_000;
+    this.#logger = options.logger;
+    this.deadLetters = new MemoryDeadLetters({
+      limit: options.deadLetterLimit,
+      logger: options.logger,
+      meter: options.meter,
+    });
+  }
+
+  /** How many duplicates `simulateDuplicates` has injected. */
+  get duplicatesSimulated(): number {
+    return this.#duplicated;
+  }
+
+  /** Scheduled retries not yet due. */
+  get pendingRetries(): number {
+    return this.#timers.size;
+  }
+
+  /**
+   * Delivers to every group of the topic.
+   *
+   * @throws {QueueFullError} When a group's instances all refused (queue full, overflow `throw`).
+   */
+  publish(envelope: Envelope): Promise<void> {
+    if (this.#closed) {
+      return Promise.reject(
+        new Error(`Cannot publish to topic "${envelope.topic}": the broker is closed`),
+      );
+    }
+    if (envelope.dedupeKey !== undefined && this.#seen(envelope)) return Promise.resolve();
+    const groups = this.#topics.get(envelope.topic);
+    if (!groups) return Promise.resolve();
+    let refused: string[] | undefined;
+    for (const group of groups.values()) {
+      if (this.#toGroup(group, envelope, 1) === "rejected") (refused ??= []).push(group.name);
+    }
+    return refused
+      ? Promise.reject(new QueueFullError(envelope.topic, refused))
+      : Promise.resolve();
+  }
+
+  #seen(envelope: Envelope): boolean {
+    const key = `${envelope.topic}\u0000${envelope.dedupeKey}`;
+    const now = this.#clock.now();
+    const at = this.#dedupe.get(key);
+    if (at !== undefined && now - at < this.#dedupeWindow) return true;
+    this.#dedupe.delete(key);
+    this.#dedupe.set(key, now);
+    if (this.#dedupe.size > DEDUPE_LIMIT) {
+      this.#dedupe.delete(this.#dedupe.keys().next().value!);
+    }
+    return false;
+  }
+
+  #toGroup(group: Group, envelope: Envelope, attempt: number, duplicate = false): Admission {
+    if (group.distribution === "broadcast") {
+      let result: Admission = "accepted";
+      for (const instance of group.instances) {
+        if (this.#offer(group, instance, envelope, attempt, duplicate) === "rejected") {
+          result = "rejected";
+        }
+      }
+      return result;
+    }
+    const n = group.instances.length;
+    if (n === 0) {
+      group.pending.push([envelope, attempt]);
+      return "accepted";
+    }
+    for (let tried = 0; tried < n; tried++) {
+      const instance = group.instances[group.next % n];
+      group.next = (group.next + 1) % n;
+      const admission = this.#offer(group, instance, envelope, attempt, duplicate);
+      if (admission !== "rejected") return admission;
+    }
+    return "rejected";
+  }
+
+  #offer(
+    group: Group,
+    instance: Instance,
+    envelope: Envelope,
+    attempt: number,
+    duplicate = false,
+  ): Admission {
+    let done = false;
+    const delivery: Delivery = {
+      envelope,
+      attempt,
+      ack: () => {
+        if (done) return Promise.resolve();
+        done = true;
+        if (this.#duplicates && !duplicate && this.#random() < DUPLICATE_RATE) {
+          // Redeliver once more, as a fresh delivery; a duplicate is never duplicated again.
+          this.#duplicated++;
+          this.#later(0, () => this.#redeliver(group, instance, envelope, 1, true));
+        }
+        return Promise.resolve();
+      },
+      retry: (delayMs: number) => {
+        if (done) return Promise.resolve();
+        done = true;
+        this.#later(delayMs, () => this.#redeliver(group, instance, envelope, attempt + 1, false));
+        return Promise.resolve();
+      },
+    };
+    return instance.listener(delivery);
+  }
+
+  #later(ms: number, fn: () => void): void {
+    if (this.#closed) return;
+    const handle = this.#clock.setTimeout(() => {
+      this.#timers.delete(handle);
+      fn();
+    }, ms);
+    this.#timers.add(handle);
+  }
+
+  #redeliver(
+    group: Group,
+    instance: Instance,
+    envelope: Envelope,
+    attempt: number,
+    duplicate: boolean,
+  ): void {
+    if (group.distribution === "competing") {
+      this.#toGroup(group, envelope, attempt, duplicate);
+    } else if (!instance.closed) {
+      this.#offer(group, instance, envelope, attempt, duplicate);
+    } else {
+      this.#logger?.warn("broadcast redelivery skipped: the instance left", {
+        traceId: envelope.traceId,
+        topic: envelope.topic,
+        messageId: envelope.id,
+      });
+    }
+  }
+
+  /**
+   * Joins a group.
+   *
+   * @throws {Error} When the group exists with another distribution.
+   */
+  subscribe(spec: SubscriptionSpec, listener: DeliveryListener): Promise<Subscription> {
+    let groups = this.#topics.get(spec.topic);
+    if (!groups) this.#topics.set(spec.topic, groups = new Map());
+    let group = groups.get(spec.group);
+    if (!group) {
+      group = {
+        name: spec.group,
+        distribution: spec.distribution,
+        instances: [],
+        next: 0,
+        pending: [],
+      };
+      groups.set(spec.group, group);
+    } else if (group.distribution !== spec.distribution) {
+      return Promise.reject(
+        new Error(
+          `Cannot join group "${spec.group}" of topic "${spec.topic}" as ${spec.distribution}: it is ${group.distribution}`,
+        ),
+      );
+    }
+    const instance: Instance = { id: spec.instanceId, listener, closed: false };
+    group.instances.push(instance);
+    const g = group;
+    if (g.pending.length > 0) {
+      const waiting = g.pending;
+      g.pending = [];
+      for (const [env, attempt] of waiting) this.#toGroup(g, env, attempt);
+    }
+    return Promise.resolve({
+      close: () => {
+        instance.closed = true;
+        g.instances = g.instances.filter((i) => i !== instance);
+        return Promise.resolve();
+      },
+    });
+  }
+
+  /** Publishes to `<topic>.dlq` when it has a group, else keeps the dead letter. */
+  async deadLetter(envelope: Envelope): Promise<void> {
+    const groups = this.#topics.get(envelope.topic);
+    if (groups && groups.size > 0) {
+      try {
+        await this.publish(envelope);
+        return;
+      } catch (err) {
+        if (!(err instanceof QueueFullError)) throw err;
+      }
+    }
+    this.deadLetters.add(envelope, this.#clock.now());
+  }
+
+  /** Cancels scheduled retries and refuses further publishes. */
+  close(): Promise<void> {
+    this.#closed = true;
+    for (const t of this.#timers) this.#clock.clearTimeout(t);
+    if (this.#timers.size > 0) {
+      this.#logger?.warn("memory broker closed with scheduled retries", {
+        retries: this.#timers.size,
+      });
+    }
+    this.#timers.clear();
+    return Promise.resolve();
+  }
+}

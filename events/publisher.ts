@@ -1,0 +1,179 @@
+/**
+ * `getPublisher(Topic)`: the typed, validating publish function (spec 2.8, 6.1).
+ *
+ * The publisher finds the running application's event bus when it is called, so route files and
+ * services can create publishers at module level. Rules: the payload is validated first (an
+ * invalid one throws `ValidationException` with `payload.*` field errors and counts
+ * `events.publish.{topic}.error`); the trace id is the `traceId` option, else the async
+ * context's, else a new one; the `auth.*` attributes are taken from the context's `user` and any
+ * caller attribute starting with `auth.` is ignored.
+ *
+ * @module
+ */
+
+import { type AuthUser, tryContext, ValidationException } from "@fw/runtime";
+import type { SchemaLike } from "@fw/runtime";
+import { type Envelope, newMessageId, newTraceId } from "./envelope.ts";
+import type { EventBus } from "./event_bus.ts";
+import { isTopic, type PayloadOf, type Topic } from "./topic.ts";
+
+/** Publish options (spec 2.8). */
+export interface PublishOptions {
+  /** Message id (default a random UUID). */
+  messageId?: string;
+  /** Ordering/partition key. */
+  key?: string;
+  /** De-duplication key: repeats within the transport's window are dropped. */
+  dedupeKey?: string;
+  /** String attributes; keys starting with `auth.` are ignored. */
+  attributes?: Record<string, string>;
+  /** Explicit trace id; wins over the inherited one. */
+  traceId?: string;
+}
+
+/** What a publish returns. */
+export interface PublishReceipt {
+  /** The message id. */
+  readonly messageId: string;
+  /** The trace id the message carries. */
+  readonly traceId: string;
+}
+
+/** The function returned by {@linkcode getPublisher}. */
+export type Publisher<T extends Topic> = (
+  payload: PayloadOf<T>,
+  options?: PublishOptions,
+) => Promise<PublishReceipt>;
+
+/** Options of {@linkcode getPublisher}. */
+export interface GetPublisherOptions {
+  /** Publish on this bus instead of the running application's. */
+  bus?: EventBus;
+}
+
+const active: EventBus[] = [];
+
+/**
+ * Makes `bus` the one publishers use (the `events()` plugin does this on start).
+ *
+ * @param bus The bus.
+ * @returns A function that undoes it.
+ */
+export function activateBus(bus: EventBus): () => void {
+  active.push(bus);
+  return () => {
+    const i = active.lastIndexOf(bus);
+    if (i >= 0) active.splice(i, 1);
+  };
+}
+
+const AUTH_CLAIMS = ["sub", "email", "azp", "client_id"] as const;
+
+function attributesOf(topicName: string, given: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (given === undefined) return out;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    throw new TypeError(
+      `Invalid publish option "attributes" for topic "${topicName}": expected a map of strings`,
+    );
+  }
+  for (const [k, v] of Object.entries(given)) {
+    if (typeof v !== "string") {
+      throw new TypeError(
+        `Invalid publish attribute "${k}" for topic "${topicName}": expected a string, got ${typeof v}`,
+      );
+    }
+    if (!k.startsWith("auth.")) out[k] = v;
+  }
+  return out;
+}
+
+function optionalString(topicName: string, name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value === "") {
+    throw new TypeError(
+      `Invalid publish option "${name}" for topic "${topicName}": expected a non-empty string`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Returns the publish function of a topic.
+ *
+ * @param t The topic.
+ * @param options A specific bus (default: the running application's).
+ * @returns `publish(payload, options?)`.
+ * @throws {TypeError} When `t` is not a topic.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { EventBus, getPublisher, handler, Int, MemoryBroker, topic } from "@fw/events";
+ * const Tick = topic("clock.tick", { n: Int });
+ * const bus = new EventBus({ transports: { memory: new MemoryBroker() } });
+ * const seen: number[] = [];
+ * await bus.add(handler(Tick).handle((msg) => void seen.push(msg.payload.n)));
+ * await bus.start();
+ * const publish = getPublisher(Tick, { bus });
+ * await publish({ n: 1 });
+ * await assert.rejects(publish({ n: "x" } as never), /payload.n must be an integer/);
+ * await bus.stop();
+ * assert.deepEqual(seen, [1]);
+ * ```
+ */
+export function getPublisher<S extends SchemaLike>(
+  t: Topic<S>,
+  options: GetPublisherOptions = {},
+): Publisher<Topic<S>> {
+  if (!isTopic(t)) {
+    throw new TypeError("Invalid getPublisher() argument: expected a topic made with topic()");
+  }
+  const name = t.name;
+  return (payload, opts = {}) => {
+    const bus = options.bus ?? active[active.length - 1];
+    const checked = t.validate(payload);
+    if (!checked.ok) {
+      bus?.publishCounters(name).error.add(1);
+      return Promise.reject(new ValidationException(checked.errors));
+    }
+    if (!bus) {
+      return Promise.reject(
+        new Error(
+          `Cannot publish to topic "${name}": no events() plugin is running (start the application, or pass { bus })`,
+        ),
+      );
+    }
+    let envelope: Envelope;
+    try {
+      const ctx = tryContext<{ traceId?: string; user?: AuthUser }>();
+      const attributes = attributesOf(name, opts.attributes);
+      const user = ctx?.user;
+      if (user) {
+        for (const claim of AUTH_CLAIMS) {
+          const v = user[claim];
+          if (typeof v === "string" && v) attributes[`auth.${claim}`] = v;
+        }
+      }
+      const traceId = optionalString(name, "traceId", opts.traceId) ??
+        (typeof ctx?.traceId === "string" && ctx.traceId ? ctx.traceId : newTraceId());
+      envelope = {
+        id: optionalString(name, "messageId", opts.messageId) ?? newMessageId(),
+        topic: name,
+        payload: checked.value,
+        attributes,
+        traceId,
+        publishedAt: bus.clock.now(),
+      };
+      const key = optionalString(name, "key", opts.key);
+      if (key !== undefined) envelope.key = key;
+      const dedupeKey = optionalString(name, "dedupeKey", opts.dedupeKey);
+      if (dedupeKey !== undefined) envelope.dedupeKey = dedupeKey;
+      if (t.channel !== undefined) envelope.channel = t.channel;
+      if (t.version !== undefined) envelope.version = t.version;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return bus.send(envelope).then(() => ({ messageId: envelope.id, traceId: envelope.traceId }));
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The transport interface. A transport carries envelopes from publishers to subscriptions and
+ * redelivers them when asked; the delivery policy (filters, concurrency, time-outs, retries with
+ * back-off, dead-lettering, metrics and logs) lives in the consumer (`consumer.ts`) and is the
+ * same on every transport. Every transport passes the suite in `transports/conformance.ts`.
+ *
+ * @module
+ */
+
+import type { Envelope } from "./envelope.ts";
+
+/** One subscriber instance joining a subscription group. */
+export interface SubscriptionSpec {
+  /** Topic name. */
+  readonly topic: string;
+  /** Group name: instances of one group share (competing) or each get (broadcast) its messages. */
+  readonly group: string;
+  /** How the group's instances share messages. */
+  readonly distribution: "competing" | "broadcast";
+  /** Unique id of this instance (process + handler). */
+  readonly instanceId: string;
+}
+
+/** One message handed to one subscriber instance. */
+export interface Delivery {
+  /** The envelope (checked by the consumer; a transport may hand over anything it received). */
+  readonly envelope: Envelope;
+  /** 1-based attempt number. */
+  readonly attempt: number;
+  /** Done: the transport forgets the message (for this group or instance). */
+  ack(): Promise<void>;
+  /** Redeliver after `delayMs` with `attempt + 1`; the transport owns the timer or the schedule. */
+  retry(delayMs: number): Promise<void>;
+}
+
+/**
+ * What a subscriber says when offered a delivery:
+ * - `accepted`: it will call `ack()` or `retry()` exactly once;
+ * - `rejected`: it cannot take it now (queue full with `overflow: "throw"`); an in-process broker
+ *   makes publish throw, an external one redelivers later;
+ * - `dropped`: it discarded it (queue full with `overflow: "drop"`); the transport forgets it.
+ */
+export type Admission = "accepted" | "rejected" | "dropped";
+
+/** Receives deliveries for one subscriber instance. */
+export type DeliveryListener = (delivery: Delivery) => Admission;
+
+/** A subscriber instance's handle on its subscription. */
+export interface Subscription {
+  /** Leaves the group; messages not yet delivered stay with the group (competing) or are not sent. */
+  close(): Promise<void>;
+}
+
+/** A dead letter held by a transport because nothing subscribes to `<topic>.dlq`. */
+export interface DeadLetter {
+  /** The dead-letter envelope: topic `<topic>.dlq`, attributes `dlq.*`. */
+  readonly envelope: Envelope;
+  /** When it was dead-lettered (ms since the epoch). */
+  readonly deadAt: number;
+}
+
+/** Where a transport keeps dead letters that no `<topic>.dlq` handler takes. */
+export interface DeadLetterStore {
+  /** Stored dead letters, oldest first. */
+  list(options?: { topic?: string }): Promise<DeadLetter[]>;
+  /** Removes dead letters by envelope id and returns them. */
+  take(ids: readonly string[]): Promise<DeadLetter[]>;
+}
+
+/** What a transport can guarantee. */
+export interface TransportCapabilities {
+  /** Messages with the same `key` reach a group in publish order (with concurrency 1). */
+  readonly ordering: boolean;
+  /** Messages survive a process restart. */
+  readonly persistent: boolean;
+  /** Crosses process boundaries: handlers need a stable `group` (spec 6.2.5). */
+  readonly external: boolean;
+  /** A publish returns only after every subscriber admitted the message (overflow throws). */
+  readonly admission: boolean;
+}
+
+/** A reliable handler transport. */
+export interface Transport {
+  /** Name for logs (`memory`, `denokv`, ...). */
+  readonly name: string;
+  /** Guarantees. */
+  readonly capabilities: TransportCapabilities;
+  /** Publishes one envelope to every subscription of its topic. */
+  publish(envelope: Envelope): Promise<void>;
+  /** Joins a subscription group as one instance. */
+  subscribe(spec: SubscriptionSpec, listener: DeliveryListener): Promise<Subscription>;
+  /**
+   * Dead-letters an envelope already addressed to `<topic>.dlq`: publishes it when that topic has
+   * subscribers, else keeps it in {@linkcode Transport.deadLetters}.
+   */
+  deadLetter(envelope: Envelope): Promise<void>;
+  /** The dead letters this transport keeps. */
+  readonly deadLetters: DeadLetterStore;
+  /** Releases resources; pending redeliveries are kept where the transport is persistent. */
+  close(): Promise<void>;
+}
+
+/** Thrown by publish when a subscriber's queue is full and its overflow is `throw`. */
+export class QueueFullError extends Error {
+  /** The topic. */
+  readonly topic: string;
+  /** The groups that refused the message. */
+  readonly groups: readonly string[];
+  /**
+   * Creates the error.
+   *
+   * @param topic The topic.
+   * @param groups The refusing groups.
+   */
+  constructor(topic: string, groups: readonly string[]) {
+    super(
+      `Cannot publish to topic "${topic}": the handler queue is full for group ${
+        groups.map((g) => `"${g}"`).join(", ")
+      }`,
+    );
+    this.name = "QueueFullError";
+    this.topic = topic;
+    this.groups = groups;
+  }
+}
