@@ -92,7 +92,7 @@ function matches(filter: Readonly<Record<string, string>>, attrs: Record<string,
 }
 
 /** Runs one handler instance against one transport. */
-export class Consumer implements InvocationHost {
+export class Consumer {
   readonly #o: ConsumerOptions;
   readonly #m: Instruments;
   readonly #random: () => number;
@@ -232,7 +232,7 @@ export class Consumer implements InvocationHost {
       return;
     }
     const inv = new Invocation(
-      this,
+      this.#host,
       d,
       checked.value,
       o.clock.now(),
@@ -270,8 +270,10 @@ export class Consumer implements InvocationHost {
     return scope.resolveAll(def.inject).then((deps) => fn(deps, inv));
   };
 
-  /** Settles an invocation (from `Invocation._finish`). */
-  settle(inv: Invocation, error: Error | undefined): void {
+  /** Receives each invocation's outcome (from `Invocation._finish`). */
+  readonly #host: InvocationHost = { settle: (inv, error) => this.#settle(inv, error) };
+
+  #settle(inv: Invocation, error: Error | undefined): void {
     const o = this.#o;
     const duration = o.clock.now() - inv._start;
     this.#m.duration.record(duration);
