@@ -79,6 +79,8 @@ export class EventBus {
   #started = false;
 
   /**
+   * Creates a bus over the given transports.
+   *
    * @param options Transports, routing and services.
    * @throws {TypeError} For an empty transport map or a bad route/default.
    */

@@ -89,6 +89,8 @@ export {
 } from "./event_bus.ts";
 export { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
 export { MemoryBroker, type MemoryBrokerOptions } from "./memory_broker.ts";
+export { type LocalBroker, type LocalBrokerOptions, serveLocalBroker } from "./local_broker.ts";
+export { type HttpBrokerOptions, httpBrokerTransport } from "./transports/http_broker.ts";
 export { MemoryDeadLetters, type MemoryDeadLettersOptions } from "./dead_letters.ts";
 export {
   type Admission,

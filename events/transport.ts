@@ -107,6 +107,8 @@ export class QueueFullError extends Error {
   /** The groups that refused the message. */
   readonly groups: readonly string[];
   /**
+   * Creates the error for a refused publish.
+   *
    * @param topic The topic.
    * @param groups The refusing groups.
    */
