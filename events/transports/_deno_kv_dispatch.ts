@@ -128,7 +128,9 @@ export class KvDispatcher {
     this.#closed = true;
     for (const g of this.#groups.values()) for (const i of g.instances) i.closed = true;
     this.#groups.clear();
-    const err = new Error("The Deno KV transport closed before the delivery finished");
+    const err = new Error(
+      "Handed back to Deno KV for redelivery: the transport closed before the delivery finished",
+    );
     for (const h of this.#held) h.reject(err);
     this.#held.clear();
   }
@@ -350,10 +352,14 @@ export class KvDispatcher {
       .commit();
   }
 
-  /** For another process: a little later each time, so the one that has the group gets it. */
+  /**
+   * For another process. Which process dequeues it is up to Deno KV, so it may come back here:
+   * each hop waits a little longer (15 ms growing by half up to 1 s), to keep a group whose
+   * only instance has just died from turning into a busy loop until its heartbeat expires.
+   */
   #handOn(msg: DeliverMessage): Promise<void> {
     const hops = msg.hops + 1;
-    const base = Math.min(10 * 2 ** Math.min(hops, 7), 1000);
+    const base = Math.min(10 * 1.5 ** Math.min(hops, 12), 1000);
     return this.#replace(msg, { ...msg, qid: newQid(), hops }, base * (1 + Math.random() / 2));
   }
 
