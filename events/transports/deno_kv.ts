@@ -68,6 +68,8 @@ export interface DenoKvTransportOptions {
 /** At most this many enqueues per atomic commit (Deno KV allows 1000 mutations). */
 const CHUNK = 500;
 const MAX_DELAY_MS = 30 * 24 * 3600_000;
+/** When a listening transport opens its file once more to recover abandoned messages. */
+const RECOVERY_PROBE_MS = 5500;
 
 let memoryDatabases = 0;
 const handleIds = new WeakMap<Deno.Kv, string>();
@@ -117,6 +119,7 @@ export class DenoKvTransport implements Transport {
   readonly #dispatcher: KvDispatcher;
   readonly #timers = new Set<TimerHandle>();
   #opening: Promise<Deno.Kv> | undefined;
+  #timersStarted = false;
   #closed = false;
 
   /**
@@ -318,7 +321,8 @@ export class DenoKvTransport implements Transport {
   }
 
   #startTimers(kv: Deno.Kv): void {
-    if (this.#timers.size > 0) return;
+    if (this.#timersStarted) return;
+    this.#timersStarted = true;
     this.#every(Math.max(1, Math.floor(this.#ttl / 3)), async () => {
       await this.#dispatcher.beat(
         kv,
@@ -330,16 +334,26 @@ export class DenoKvTransport implements Transport {
       await this.#dispatcher.sweepUndelivered(kv);
     });
     if (this.#wakeEvery > 0) this.#every(this.#wakeEvery, () => this.#dispatcher.wake(kv));
+    const path = this.#path;
+    if (path !== undefined && path !== ":memory:") {
+      // Deno KV's SQLite backend gives a message that a dead process held back to the queue
+      // when a handle opens the database after the message is 5 s overdue, else only at its
+      // once-a-minute clean-up. Opening one more handle a little later makes a consumer that
+      // restarted right after a crash pick up the messages the crash left behind within seconds.
+      this.#every(RECOVERY_PROBE_MS, async () => {
+        (await Deno.openKv(path)).close();
+      }, false);
+    }
   }
 
-  #every(ms: number, fn: () => Promise<void>): void {
+  #every(ms: number, fn: () => Promise<void>, repeat = true): void {
     let handle: TimerHandle;
     const tick = () => {
       this.#timers.delete(handle);
       fn().catch((err) => {
         if (!this.#closed) this.#logger?.warn("deno kv: background task failed", { error: err });
       }).finally(() => {
-        if (this.#closed) return;
+        if (this.#closed || !repeat) return;
         handle = this.#clock.setTimeout(tick, ms);
         this.#timers.add(handle);
       });
