@@ -2,13 +2,14 @@
  * Internal to the Deno KV transport: the one queue listener of a database handle and the
  * dispatch of what it receives to the subscriptions of this process.
  *
- * A received message goes to a local instance of its group (round-robin for competing groups,
- * the addressed instance for broadcast). A message for a group with no instance here is handed
- * on (enqueued again after a short delay, for another process) while the group has a live
- * instance somewhere, else parked in KV until one joins; a broadcast message for an instance that
- * has gone is dropped with a warning. Every "replace this queue message with another" write also
- * sets a `moved` marker for the old one, in the same atomic commit, so a copy Deno KV redelivers
- * after a crash is recognised and skipped.
+ * Deno KV has one queue per database and hands each message to whichever listening process
+ * dequeues it first. A message for a group with an instance here goes to it (round-robin for a
+ * competing group, the addressed instance for broadcast). Otherwise, when the group has a live
+ * instance in another process, the message is handed on to that process: written to its inbox
+ * in KV, which it polls; when the group has no live instance anywhere, a competing message is
+ * parked in KV until one joins, and a broadcast message for an instance that has gone is
+ * dropped with a warning. Whatever replaces a queue message also sets a `moved` marker for it
+ * in the same atomic commit, so a copy Deno KV redelivers after a crash is skipped.
  *
  * @module
  */
@@ -17,14 +18,13 @@ import type { Clock, Logger } from "@fw/runtime";
 import type { Admission, Delivery, DeliveryListener, SubscriptionSpec } from "../transport.ts";
 import {
   type DeliverMessage,
-  type InstanceRecord,
   isQueueMessage,
   keys,
   MARK,
   newQid,
-  type QueueMessage,
   type WakeMessage,
 } from "./_deno_kv_keys.ts";
+import { type EnqueueOptionsFn, liveInstances, requeue, retryLocked } from "./_deno_kv_registry.ts";
 
 /** One subscriber instance in this process. */
 export interface LocalInstance {
@@ -38,34 +38,37 @@ interface LocalGroup {
   next: number;
 }
 
-/** Options for `kv.enqueue`. */
-export interface EnqueueOptions {
-  delay?: number;
-  keysIfUndelivered?: Deno.KvKey[];
-  backoffSchedule?: number[];
-}
-
 /** What the dispatcher needs from its transport. */
 export interface KvDispatcherOptions {
   kv: () => Promise<Deno.Kv>;
   prefix: string;
   /** Identifies the database within this process (see `inflight`). */
   database: string;
+  /** This transport's id in the owner registry. */
+  owner: string;
   clock: Clock;
-  enqueueOptions: (m: DeliverMessage, delayMs: number) => EnqueueOptions;
+  enqueueOptions: EnqueueOptionsFn;
   foreignMessage?: (value: unknown) => void | Promise<void>;
   logger?: Logger;
 }
 
-type Settle = { resolve: () => void; reject: (err: unknown) => void };
+/** How a delivery's outcome is written back, depending on where the message came from. */
+interface Settlement {
+  /** The consumer acknowledged (or dropped) it. */
+  done(): Promise<void>;
+  /** Replaces it by `next`, due after `delayMs`: a retry, or a refused delivery offered again. */
+  replace(next: DeliverMessage, delayMs: number): Promise<void>;
+}
+
+type Waiter = { resolve: () => void; reject: (err: unknown) => void };
 
 /**
  * Queue messages being handled in this process, by database and queue message id. Deno KV's
- * SQLite backend hands a message out again when it has been running for more than about five
- * seconds and a handle opens the database or runs its once-a-minute clean-up, although its
- * first delivery is still running. The copy waits here for the first one and ends as it does.
+ * SQLite backend hands a message out again when it is more than about five seconds overdue and a
+ * handle opens the database or runs its once-a-minute clean-up, although its first delivery is
+ * still running. Such a copy waits here for the first one and ends as it does.
  */
-const inflight = new Map<string, Settle[]>();
+const inflight = new Map<string, Waiter[]>();
 
 /** How long a refused delivery (queue full) waits before it is offered again. */
 const REFUSED_RETRY_MS = 1000;
@@ -80,16 +83,13 @@ export class KvDispatcher {
   listening: Promise<void> = Promise.resolve();
   readonly #o: KvDispatcherOptions;
   readonly #groups = new Map<string, LocalGroup>();
-  readonly #held = new Set<Settle>();
+  readonly #held = new Set<(err: Error) => void>();
+  readonly #fromInbox = new Set<string>();
   #started = false;
   #closed = false;
 
   constructor(options: KvDispatcherOptions) {
     this.#o = options;
-  }
-
-  enqueueOptions(m: DeliverMessage, delayMs: number): EnqueueOptions {
-    return this.#o.enqueueOptions(m, delayMs);
   }
 
   add(instance: LocalInstance): void {
@@ -108,8 +108,9 @@ export class KvDispatcher {
     if (g.instances.length === 0) this.#groups.delete(id);
   }
 
-  instances(): LocalInstance[] {
-    return [...this.#groups.values()].flatMap((g) => g.instances);
+  /** The subscriptions of this process. */
+  specs(): SubscriptionSpec[] {
+    return [...this.#groups.values()].flatMap((g) => g.instances.map((i) => i.spec));
   }
 
   /** Starts the handle's queue listener (once). */
@@ -131,93 +132,41 @@ export class KvDispatcher {
     const err = new Error(
       "Handed back to Deno KV for redelivery: the transport closed before the delivery finished",
     );
-    for (const h of this.#held) h.reject(err);
+    for (const abandon of this.#held) abandon(err);
     this.#held.clear();
-  }
-
-  /** Writes the instance records with a new expiry. */
-  async beat(kv: Deno.Kv, list: LocalInstance[], expiresAt: number, ttl: number): Promise<void> {
-    const p = this.#o.prefix;
-    const record: InstanceRecord = { expiresAt };
-    for (let i = 0; i < list.length; i += 500) {
-      const op = kv.atomic();
-      for (const { spec: s } of list.slice(i, i + 500)) {
-        op.set(keys.instance(p, s.topic, s.group, s.instanceId), record, { expireIn: ttl });
-      }
-      await op.commit();
-    }
-  }
-
-  /** Deletes the instance records. */
-  async unregister(kv: Deno.Kv, list: LocalInstance[]): Promise<void> {
-    const p = this.#o.prefix;
-    for (const { spec: s } of list) {
-      await kv.delete(keys.instance(p, s.topic, s.group, s.instanceId));
-    }
-  }
-
-  /** Ids of a group's instances whose heartbeat has not expired. */
-  async liveInstances(
-    kv: Deno.Kv,
-    p: string,
-    topic: string,
-    group: string,
-    now: number,
-  ): Promise<string[]> {
-    const out: string[] = [];
-    for await (const e of kv.list<InstanceRecord>({ prefix: keys.instances(p, topic, group) })) {
-      if (e.value.expiresAt > now) out.push(e.key[4] as string);
-    }
-    return out;
-  }
-
-  /** Enqueues the parked messages of every competing group with an instance here. */
-  async unparkLocal(kv: Deno.Kv): Promise<void> {
-    const p = this.#o.prefix;
-    for (const g of [...this.#groups.values()]) {
-      const s = g.instances[0]?.spec;
-      if (!s || s.distribution !== "competing") continue;
-      for await (
-        const e of kv.list<DeliverMessage>({ prefix: keys.parkedOf(p, s.topic, s.group) })
-      ) {
-        const next: DeliverMessage = { ...e.value, qid: newQid(), hops: 0 };
-        // The check makes two processes unparking at once enqueue it only once.
-        await kv.atomic().check(e).delete(e.key).enqueue(next, this.enqueueOptions(next, 0))
-          .commit();
-      }
-    }
-  }
-
-  /**
-   * Enqueues again the messages Deno KV gave up on (its back-off schedule ran out, for example
-   * because consumers died holding them), counting that as a failed attempt.
-   */
-  async sweepUndelivered(kv: Deno.Kv): Promise<void> {
-    for await (const e of kv.list<QueueMessage>({ prefix: keys.undeliveredAll(this.#o.prefix) })) {
-      const m = e.value;
-      if (!isQueueMessage(m) || m.kind !== "deliver") {
-        await kv.delete(e.key);
-        continue;
-      }
-      const next: DeliverMessage = { ...m, qid: newQid(), attempt: m.attempt + 1, hops: 0 };
-      const r = await kv.atomic().check(e).delete(e.key).enqueue(next, this.enqueueOptions(next, 0))
-        .commit();
-      if (r.ok) {
-        this.#o.logger?.warn("deno kv: queued again a message Deno KV could not deliver", {
-          traceId: m.envelope?.traceId,
-          topic: m.topic,
-          group: m.group,
-          messageId: m.envelope?.id,
-          attempt: next.attempt,
-        });
-      }
-    }
   }
 
   /** Makes the local SQLite queue re-read the database (it sees other processes' enqueues). */
   async wake(kv: Deno.Kv): Promise<void> {
     const m: WakeMessage = { mark: MARK, kind: "wake", prefix: this.#o.prefix, qid: newQid() };
-    await kv.enqueue(m);
+    await retryLocked(() => kv.enqueue(m));
+  }
+
+  /** Offers what other processes handed to this one; each entry stays until it is settled. */
+  async pollInbox(kv: Deno.Kv): Promise<void> {
+    const p = this.#o.prefix;
+    for await (const e of kv.list<DeliverMessage>({ prefix: keys.inboxOf(p, this.#o.owner) })) {
+      if (this.#closed) return;
+      const msg = e.value;
+      if (this.#fromInbox.has(msg.qid)) continue;
+      const candidates = this.#candidates(msg);
+      if (candidates.length === 0) {
+        // The instance left in the meantime: routed afresh from the queue.
+        await requeue(kv, e, { ...msg, qid: newQid() }, this.#o.enqueueOptions);
+        continue;
+      }
+      this.#fromInbox.add(msg.qid);
+      this.#offer(msg, candidates, {
+        done: async () => void await retryLocked(() => kv.atomic().check(e).delete(e.key).commit()),
+        replace: async (next, delayMs) =>
+          void await retryLocked(() =>
+            kv.atomic().check(e).delete(e.key)
+              .enqueue(next, this.#o.enqueueOptions(next, delayMs)).commit()
+          ),
+      }).catch(() => {
+        // Left in the inbox: offered again by the next poll, or queued again when this closes.
+      }).finally(() => this.#fromInbox.delete(msg.qid));
+    }
   }
 
   #receive(value: unknown): void | Promise<void> {
@@ -232,7 +181,7 @@ export class KvDispatcher {
     const id = `${this.#o.database}\u0000${value.qid}`;
     const waiting = inflight.get(id);
     if (waiting) return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
-    const waiters: Settle[] = [];
+    const waiters: Waiter[] = [];
     inflight.set(id, waiters);
     const run = this.#handle(value);
     run.then(
@@ -242,84 +191,84 @@ export class KvDispatcher {
     return run;
   }
 
+  /** Local instances that may take the message, in the order to try them. */
+  #candidates(msg: DeliverMessage): LocalInstance[] {
+    if (msg.prefix !== this.#o.prefix || this.#closed) return [];
+    const local = this.#groups.get(groupId(msg.topic, msg.group));
+    if (!local || local.instances.length === 0) return [];
+    if (msg.instance !== undefined) {
+      return local.instances.filter((i) => i.spec.instanceId === msg.instance);
+    }
+    const n = local.instances.length;
+    const start = local.next % n;
+    local.next = (start + 1) % n;
+    return [...local.instances.slice(start), ...local.instances.slice(0, start)];
+  }
+
   async #handle(msg: DeliverMessage): Promise<void> {
     const kv = await this.#o.kv();
     if ((await kv.get(keys.moved(msg.prefix, msg.qid))).versionstamp !== null) return;
-    const local = msg.prefix === this.#o.prefix && !this.#closed
-      ? this.#groups.get(groupId(msg.topic, msg.group))
-      : undefined;
+    const candidates = this.#candidates(msg);
+    if (candidates.length > 0) {
+      return this.#offer(msg, candidates, {
+        done: () => Promise.resolve(),
+        replace: (next, delayMs) => this.#replace(kv, msg, next, delayMs),
+      });
+    }
     const now = this.#o.clock.now();
-    if (msg.instance !== undefined) {
-      const instance = local?.instances.find((i) => i.spec.instanceId === msg.instance);
-      if (instance) return this.#offer(msg, [instance]);
-      const live = await this.liveInstances(kv, msg.prefix, msg.topic, msg.group, now);
-      if (live.includes(msg.instance)) return this.#handOn(msg);
+    const live = (await liveInstances(kv, msg.prefix, msg.topic, msg.group, now))
+      .filter((i) => i.owner !== this.#o.owner && (msg.instance ?? i.id) === i.id);
+    if (live.length > 0) {
+      const target = live[Math.floor(Math.random() * live.length)].owner;
+      await this.#moveTo(kv, msg, keys.inbox(msg.prefix, target, msg.qid));
+    } else if (msg.instance === undefined) {
+      await this.#moveTo(kv, msg, keys.parked(msg.prefix, msg.topic, msg.group, msg.qid));
+    } else {
       this.#o.logger?.warn("deno kv: broadcast delivery skipped: the instance left", {
         traceId: msg.envelope?.traceId,
         topic: msg.topic,
         group: msg.group,
         messageId: msg.envelope?.id,
       });
-      return;
     }
-    if (local && local.instances.length > 0) {
-      const n = local.instances.length;
-      const start = local.next % n;
-      local.next = (start + 1) % n;
-      return this.#offer(msg, [
-        ...local.instances.slice(start),
-        ...local.instances.slice(0, start),
-      ]);
-    }
-    if ((await this.liveInstances(kv, msg.prefix, msg.topic, msg.group, now)).length > 0) {
-      return this.#handOn(msg);
-    }
-    await this.#park(kv, msg);
   }
 
-  /** Offers to the candidates in turn; settles when the consumer acked or retried. */
-  #offer(msg: DeliverMessage, candidates: LocalInstance[]): Promise<void> {
+  /**
+   * Offers to the candidates in turn. Settles when the consumer acked or retried (or every
+   * candidate refused and the message was offered again later); rejects when the outcome could
+   * not be written or the transport closed first.
+   */
+  #offer(msg: DeliverMessage, candidates: LocalInstance[], settle: Settlement): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const held: Settle = {
-        resolve: () => {
-          this.#held.delete(held);
-          resolve();
-        },
-        reject: (err) => {
-          this.#held.delete(held);
-          reject(err);
-        },
+      const abandon = (err: unknown) => {
+        this.#held.delete(abandon);
+        reject(err);
       };
-      this.#held.add(held);
+      const finish = (write: Promise<void>): Promise<void> =>
+        write.then(() => {
+          this.#held.delete(abandon);
+          resolve();
+        }, (err) => {
+          this.#o.logger?.warn("deno kv: could not record a delivery outcome", { error: err });
+          abandon(err);
+        });
+      this.#held.add(abandon);
       for (const instance of candidates) {
         let done = false;
         const delivery: Delivery = {
           envelope: msg.envelope,
           attempt: msg.attempt,
           ack: () => {
-            if (!done) {
-              done = true;
-              held.resolve();
-            }
-            return Promise.resolve();
-          },
-          retry: async (delayMs: number) => {
-            if (done) return;
+            if (done) return Promise.resolve();
             done = true;
-            const next: DeliverMessage = {
-              ...msg,
-              qid: newQid(),
-              attempt: msg.attempt + 1,
-              hops: 0,
-            };
-            try {
-              await this.#replace(msg, next, delayMs);
-              held.resolve();
-            } catch (err) {
-              // Deno KV redelivers the original (same attempt): nothing is lost.
-              this.#o.logger?.warn("deno kv: could not schedule a retry", { error: err });
-              held.reject(err);
-            }
+            return finish(settle.done());
+          },
+          retry: (delayMs: number) => {
+            if (done) return Promise.resolve();
+            done = true;
+            return finish(
+              settle.replace({ ...msg, qid: newQid(), attempt: msg.attempt + 1 }, delayMs),
+            );
           },
         };
         let admission: Admission;
@@ -327,46 +276,43 @@ export class KvDispatcher {
           admission = instance.listener(delivery);
         } catch (err) {
           done = true;
-          held.reject(err);
+          abandon(err);
           return;
         }
         if (admission === "accepted") return;
         if (admission === "dropped") {
-          if (!done) held.resolve();
+          if (!done) void finish(settle.done());
           done = true;
           return;
         }
-        done = true; // Rejected (queue full): the next local instance may take it.
+        done = true; // Refused (queue full): the next local instance may take it.
       }
-      const again: DeliverMessage = { ...msg, qid: newQid() };
-      this.#replace(msg, again, REFUSED_RETRY_MS).then(held.resolve, held.reject);
+      void finish(settle.replace({ ...msg, qid: newQid() }, REFUSED_RETRY_MS));
     });
   }
 
   /** Enqueues `next` and marks `msg` as moved, in one commit. */
-  async #replace(msg: DeliverMessage, next: DeliverMessage, delayMs: number): Promise<void> {
-    const kv = await this.#o.kv();
-    await kv.atomic()
-      .enqueue(next, this.enqueueOptions(next, delayMs))
-      .set(keys.moved(msg.prefix, msg.qid), true, { expireIn: MOVED_TTL_MS })
-      .commit();
+  async #replace(
+    kv: Deno.Kv,
+    msg: DeliverMessage,
+    next: DeliverMessage,
+    delayMs: number,
+  ): Promise<void> {
+    await retryLocked(() =>
+      kv.atomic()
+        .enqueue(next, this.#o.enqueueOptions(next, delayMs))
+        .set(keys.moved(msg.prefix, msg.qid), true, { expireIn: MOVED_TTL_MS })
+        .commit()
+    );
   }
 
-  /**
-   * For another process. Which process dequeues it is up to Deno KV, so it may come back here:
-   * each hop waits a little longer (15 ms growing by half up to 1 s), to keep a group whose
-   * only instance has just died from turning into a busy loop until its heartbeat expires.
-   */
-  #handOn(msg: DeliverMessage): Promise<void> {
-    const hops = msg.hops + 1;
-    const base = Math.min(10 * 1.5 ** Math.min(hops, 12), 1000);
-    return this.#replace(msg, { ...msg, qid: newQid(), hops }, base * (1 + Math.random() / 2));
-  }
-
-  async #park(kv: Deno.Kv, msg: DeliverMessage): Promise<void> {
-    await kv.atomic()
-      .set(keys.parked(msg.prefix, msg.topic, msg.group, msg.qid), msg)
-      .set(keys.moved(msg.prefix, msg.qid), true, { expireIn: MOVED_TTL_MS })
-      .commit();
+  /** Stores the message under `key` (an inbox, or parked) and marks it as moved, in one commit. */
+  async #moveTo(kv: Deno.Kv, msg: DeliverMessage, key: Deno.KvKey): Promise<void> {
+    await retryLocked(() =>
+      kv.atomic()
+        .set(key, msg)
+        .set(keys.moved(msg.prefix, msg.qid), true, { expireIn: MOVED_TTL_MS })
+        .commit()
+    );
   }
 }

@@ -5,7 +5,9 @@
  * | Key | Value |
  * |---|---|
  * | `[prefix, "groups", topic, group]` | `{ distribution }`: a subscription group (durable) |
- * | `[prefix, "instances", topic, group, instanceId]` | `{ expiresAt }`: a live instance (heartbeat) |
+ * | `[prefix, "instances", topic, group, instanceId]` | `{ expiresAt, owner }`: a live instance |
+ * | `[prefix, "owners", owner]` | `{ expiresAt }`: a listening transport (one per handle) |
+ * | `[prefix, "inbox", owner, qid]` | a message handed to that owner by another process |
  * | `[prefix, "parked", topic, group, qid]` | a queue message waiting for an instance of its group |
  * | `[prefix, "moved", qid]` | marker: this queue message was replaced by another (expires) |
  * | `[prefix, "undelivered", qid]` | a queue message Deno KV gave up on (`keysIfUndelivered`) |
@@ -34,8 +36,6 @@ export interface DeliverMessage {
   readonly instance?: string;
   /** 1-based delivery attempt. */
   readonly attempt: number;
-  /** How many times it was handed on to another process. */
-  readonly hops: number;
   readonly envelope: Envelope;
 }
 
@@ -62,7 +62,7 @@ export function isQueueMessage(value: unknown): value is QueueMessage {
   if (m.mark !== MARK || typeof m.prefix !== "string" || typeof m.qid !== "string") return false;
   if (m.kind === "wake") return true;
   return m.kind === "deliver" && typeof m.topic === "string" && typeof m.group === "string" &&
-    typeof m.attempt === "number" && typeof m.hops === "number";
+    typeof m.attempt === "number";
 }
 
 /** A group's registry entry. */
@@ -70,10 +70,18 @@ export interface GroupRecord {
   readonly distribution: "competing" | "broadcast";
 }
 
-/** An instance's registry entry. */
+/** A listening transport's registry entry (renewed by its heartbeat). */
+export interface OwnerRecord {
+  /** Until when it counts as live (ms since the epoch). */
+  readonly expiresAt: number;
+}
+
+/** An instance's registry entry (renewed by its owner's heartbeat). */
 export interface InstanceRecord {
   /** Until when it counts as live (ms since the epoch). */
   readonly expiresAt: number;
+  /** The transport (handle) that has it. */
+  readonly owner: string;
 }
 
 /** Key builders for one prefix. */
@@ -101,6 +109,11 @@ export const keys = {
     group,
     qid,
   ],
+  owners: (p: string): Deno.KvKey => [p, "owners"],
+  owner: (p: string, owner: string): Deno.KvKey => [p, "owners", owner],
+  inboxAll: (p: string): Deno.KvKey => [p, "inbox"],
+  inboxOf: (p: string, owner: string): Deno.KvKey => [p, "inbox", owner],
+  inbox: (p: string, owner: string, qid: string): Deno.KvKey => [p, "inbox", owner, qid],
   moved: (p: string, qid: string): Deno.KvKey => [p, "moved", qid],
   undeliveredAll: (p: string): Deno.KvKey => [p, "undelivered"],
   undelivered: (p: string, qid: string): Deno.KvKey => [p, "undelivered", qid],

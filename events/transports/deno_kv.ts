@@ -26,6 +26,15 @@ import type {
 } from "../transport.ts";
 import { type DeliverMessage, type GroupRecord, keys, MARK, newQid } from "./_deno_kv_keys.ts";
 import { KvDispatcher, type LocalInstance } from "./_deno_kv_dispatch.ts";
+import {
+  beat,
+  type EnqueueOptionsFn,
+  liveInstances,
+  recoverInboxes,
+  retryLocked,
+  sweepUndelivered,
+  unpark,
+} from "./_deno_kv_registry.ts";
 import { DenoKvDeadLetters } from "./deno_kv_dead_letters.ts";
 
 /** Options of {@linkcode denoKvTransport}. */
@@ -45,10 +54,10 @@ export interface DenoKvTransportOptions {
   /** An instance counts as live this long after its last heartbeat, in ms (default 30000). */
   instanceTtlMs?: number;
   /**
-   * How often a listening process makes its SQLite queue look for messages other processes
-   * enqueued, in ms; 0 turns it off. Default 1000 with `path`, else 0 (Deno Deploy needs none).
+   * How often a listening transport picks up the messages other processes handed to it and, on a
+   * database file, makes the local queue look for messages they enqueued, in ms (default 1000).
    */
-  wakeIntervalMs?: number;
+  pollIntervalMs?: number;
   /** Deno KV's own redelivery delays after a process dies mid-delivery (at most 5 entries). */
   backoffSchedule?: readonly number[];
   /** Dead letters kept with no `<topic>.dlq` subscriber (default 1000). */
@@ -112,7 +121,9 @@ export class DenoKvTransport implements Transport {
   readonly #given?: Deno.Kv;
   readonly #prefix: string;
   readonly #ttl: number;
-  readonly #wakeEvery: number;
+  readonly #pollEvery: number;
+  readonly #owner = crypto.randomUUID();
+  readonly #enqueueOptions: EnqueueOptionsFn;
   readonly #dedupeWindow: number;
   readonly #clock: Clock;
   readonly #logger?: Logger;
@@ -157,12 +168,7 @@ export class DenoKvTransport implements Transport {
     this.#given = options.kv;
     this.#prefix = prefix;
     this.#ttl = positiveInt("instanceTtlMs", options.instanceTtlMs, 30_000, 3);
-    this.#wakeEvery = positiveInt(
-      "wakeIntervalMs",
-      options.wakeIntervalMs,
-      options.path !== undefined && options.path !== ":memory:" ? 1000 : 0,
-      0,
-    );
+    this.#pollEvery = positiveInt("pollIntervalMs", options.pollIntervalMs, 1000);
     this.#dedupeWindow = positiveInt("dedupeWindowMs", options.dedupeWindowMs, 600_000);
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger;
@@ -180,16 +186,18 @@ export class DenoKvTransport implements Transport {
       logger: options.logger,
       meter: options.meter,
     });
+    this.#enqueueOptions = (m, delay) => ({
+      delay: Math.min(Math.max(0, Math.round(delay)), MAX_DELAY_MS),
+      keysIfUndelivered: [keys.undelivered(m.prefix, m.qid)],
+      ...(schedule ? { backoffSchedule: [...schedule] } : {}),
+    });
     this.#dispatcher = new KvDispatcher({
       kv: open,
       prefix,
       database: this.#databaseId(),
+      owner: this.#owner,
       clock: this.#clock,
-      enqueueOptions: (m, delay) => ({
-        delay: Math.min(Math.max(0, Math.round(delay)), MAX_DELAY_MS),
-        keysIfUndelivered: [keys.undelivered(m.prefix, m.qid)],
-        ...(schedule ? { backoffSchedule: [...schedule] } : {}),
-      }),
+      enqueueOptions: this.#enqueueOptions,
       foreignMessage: options.foreignMessage,
       logger: options.logger,
     });
@@ -235,17 +243,18 @@ export class DenoKvTransport implements Transport {
       : undefined;
     if (messages.length === 0 && !dedupe) return;
     for (let i = 0; i === 0 || i < messages.length; i += CHUNK) {
-      const op = kv.atomic();
-      if (i === 0 && dedupe) {
-        op.check({ key: dedupe, versionstamp: null })
-          .set(dedupe, true, { expireIn: this.#dedupeWindow });
-      }
-      for (const m of messages.slice(i, i + CHUNK)) {
-        op.enqueue(m, this.#dispatcher.enqueueOptions(m, 0));
-      }
+      const write = () => {
+        const op = kv.atomic();
+        if (i === 0 && dedupe) {
+          op.check({ key: dedupe, versionstamp: null })
+            .set(dedupe, true, { expireIn: this.#dedupeWindow });
+        }
+        for (const m of messages.slice(i, i + CHUNK)) op.enqueue(m, this.#enqueueOptions(m, 0));
+        return op.commit();
+      };
       let ok: boolean;
       try {
-        ok = (await op.commit()).ok;
+        ok = (await retryLocked(write)).ok;
       } catch (err) {
         throw new Error(
           `Cannot publish to topic "${envelope.topic}" on Deno KV: ${(err as Error).message}`,
@@ -263,13 +272,13 @@ export class DenoKvTransport implements Transport {
     const out: DeliverMessage[] = [];
     for await (const g of kv.list<GroupRecord>({ prefix: keys.groups(p, topic) })) {
       const group = g.key[3] as string;
-      const base = { mark: MARK, kind: "deliver", prefix: p, topic, group, attempt: 1, hops: 0 };
+      const base = { mark: MARK, kind: "deliver", prefix: p, topic, group, attempt: 1 };
       if (g.value.distribution !== "broadcast") {
         out.push({ ...base, qid: newQid(), envelope } as DeliverMessage);
         continue;
       }
-      for (const instance of await this.#dispatcher.liveInstances(kv, p, topic, group, now)) {
-        out.push({ ...base, qid: newQid(), instance, envelope } as DeliverMessage);
+      for (const { id } of await liveInstances(kv, p, topic, group, now)) {
+        out.push({ ...base, qid: newQid(), instance: id, envelope } as DeliverMessage);
       }
     }
     return out;
@@ -298,15 +307,19 @@ export class DenoKvTransport implements Transport {
         );
       }
       const record: GroupRecord = { distribution: spec.distribution };
-      if ((await kv.atomic().check(existing).set(gk, record).commit()).ok) break;
+      if ((await retryLocked(() => kv.atomic().check(existing).set(gk, record).commit())).ok) {
+        break;
+      }
     }
     const instance: LocalInstance = { spec, listener, closed: false };
     this.#dispatcher.add(instance);
-    await this.#dispatcher.beat(kv, [instance], this.#clock.now() + this.#ttl, this.#ttl);
+    await beat(kv, this.#prefix, this.#owner, [spec], this.#clock.now() + this.#ttl, this.#ttl);
     this.#dispatcher.listen(kv);
     this.#startTimers(kv);
-    await this.#dispatcher.unparkLocal(kv);
-    await this.#dispatcher.sweepUndelivered(kv);
+    if (spec.distribution === "competing") {
+      await unpark(kv, this.#prefix, spec.topic, spec.group, this.#enqueueOptions);
+    }
+    await sweepUndelivered(kv, this.#prefix, this.#enqueueOptions, this.#logger);
     return { close: () => this.#leave(kv, instance) };
   }
 
@@ -315,27 +328,36 @@ export class DenoKvTransport implements Transport {
     this.#dispatcher.remove(instance);
     if (this.#closed) return;
     const s = instance.spec;
-    await kv.delete(keys.instance(this.#prefix, s.topic, s.group, s.instanceId)).catch((err) =>
+    const key = keys.instance(this.#prefix, s.topic, s.group, s.instanceId);
+    await retryLocked(() => kv.delete(key)).catch((err) =>
       this.#logger?.warn("deno kv: could not unregister an instance", { error: err })
     );
   }
 
+  /** Heartbeat and repairs every third of the instance TTL; inbox (and wake) every poll. */
   #startTimers(kv: Deno.Kv): void {
     if (this.#timersStarted) return;
     this.#timersStarted = true;
+    const p = this.#prefix;
     this.#every(Math.max(1, Math.floor(this.#ttl / 3)), async () => {
-      await this.#dispatcher.beat(
-        kv,
-        this.#dispatcher.instances(),
-        this.#clock.now() + this.#ttl,
-        this.#ttl,
-      );
-      await this.#dispatcher.unparkLocal(kv);
-      await this.#dispatcher.sweepUndelivered(kv);
+      const specs = this.#dispatcher.specs();
+      const now = this.#clock.now();
+      await beat(kv, p, this.#owner, specs, now + this.#ttl, this.#ttl);
+      for (const s of specs) {
+        if (s.distribution === "competing") {
+          await unpark(kv, p, s.topic, s.group, this.#enqueueOptions);
+        }
+      }
+      await sweepUndelivered(kv, p, this.#enqueueOptions, this.#logger);
+      await recoverInboxes(kv, p, now, this.#enqueueOptions);
     });
-    if (this.#wakeEvery > 0) this.#every(this.#wakeEvery, () => this.#dispatcher.wake(kv));
     const path = this.#path;
-    if (path !== undefined && path !== ":memory:") {
+    const file = path !== undefined && path !== ":memory:";
+    this.#every(this.#pollEvery, async () => {
+      if (file) await this.#dispatcher.wake(kv);
+      await this.#dispatcher.pollInbox(kv);
+    });
+    if (file) {
       // Deno KV's SQLite backend gives a message that a dead process held back to the queue
       // when a handle opens the database after the message is 5 s overdue, else only at its
       // once-a-minute clean-up. Opening one more handle a little later makes a consumer that
@@ -382,9 +404,9 @@ export class DenoKvTransport implements Transport {
   async dropGroup(topic: string, group: string): Promise<void> {
     const kv = await this.#open();
     const p = this.#prefix;
-    await kv.delete(keys.group(p, topic, group));
+    await retryLocked(() => kv.delete(keys.group(p, topic, group)));
     for (const prefix of [keys.instances(p, topic, group), keys.parkedOf(p, topic, group)]) {
-      for await (const e of kv.list({ prefix })) await kv.delete(e.key);
+      for await (const e of kv.list({ prefix })) await retryLocked(() => kv.delete(e.key));
     }
   }
 
@@ -398,12 +420,23 @@ export class DenoKvTransport implements Transport {
     this.#closed = true;
     for (const t of this.#timers) this.#clock.clearTimeout(t);
     this.#timers.clear();
-    const instances = this.#dispatcher.instances();
+    const specs = this.#dispatcher.specs();
     this.#dispatcher.close();
     if (!this.#opening) return;
     const kv = await this.#opening.catch(() => undefined);
     if (!kv) return;
-    await this.#dispatcher.unregister(kv, instances).catch(() => {});
+    const p = this.#prefix;
+    try {
+      for (const s of specs) {
+        const key = keys.instance(p, s.topic, s.group, s.instanceId);
+        await retryLocked(() => kv.delete(key));
+      }
+      await retryLocked(() => kv.delete(keys.owner(p, this.#owner)));
+      // What other processes handed to this one goes back on the queue for someone else.
+      await recoverInboxes(kv, p, this.#clock.now(), this.#enqueueOptions, this.#owner);
+    } catch (err) {
+      this.#logger?.warn("deno kv: could not unregister on close", { error: err });
+    }
     if (!this.#given) {
       kv.close();
       await this.#dispatcher.listening;

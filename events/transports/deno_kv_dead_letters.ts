@@ -11,6 +11,7 @@ import { type Logger, type Meter, noopMeter } from "@fw/runtime";
 import type { Envelope } from "../envelope.ts";
 import type { DeadLetter, DeadLetterStore } from "../transport.ts";
 import { keys } from "./_deno_kv_keys.ts";
+import { retryLocked } from "./_deno_kv_registry.ts";
 
 /** Options of {@linkcode DenoKvDeadLetters}. */
 export interface DenoKvDeadLettersOptions {
@@ -103,8 +104,8 @@ export class DenoKvDeadLetters implements DeadLetterStore {
     const kv = await this.#kv();
     const p = this.#prefix;
     const record: DeadLetter = { envelope, deadAt: now };
-    await kv.atomic().set(keys.dead(p, orderKey(now)), record).sum(keys.deadCount(p), 1n)
-      .commit();
+    const key = keys.dead(p, orderKey(now));
+    await retryLocked(() => kv.atomic().set(key, record).sum(keys.deadCount(p), 1n).commit());
     await this.#evict(kv);
   }
 
@@ -116,8 +117,9 @@ export class DenoKvDeadLetters implements DeadLetterStore {
       let evicted = 0;
       for await (const e of kv.list<DeadLetter>({ prefix: keys.deadAll(p) }, { limit: excess })) {
         // The check makes two processes evicting at once remove each entry only once.
-        const r = await kv.atomic().check(e).delete(e.key).sum(keys.deadCount(p), MINUS_ONE)
-          .commit();
+        const r = await retryLocked(() =>
+          kv.atomic().check(e).delete(e.key).sum(keys.deadCount(p), MINUS_ONE).commit()
+        );
         if (!r.ok) continue;
         evicted++;
         this.#evictions.add(1);
@@ -158,8 +160,9 @@ export class DenoKvDeadLetters implements DeadLetterStore {
     const out: DeadLetter[] = [];
     for await (const e of kv.list<DeadLetter>({ prefix: keys.deadAll(p) })) {
       if (!want.has(e.value.envelope.id)) continue;
-      const r = await kv.atomic().check(e).delete(e.key).sum(keys.deadCount(p), MINUS_ONE)
-        .commit();
+      const r = await retryLocked(() =>
+        kv.atomic().check(e).delete(e.key).sum(keys.deadCount(p), MINUS_ONE).commit()
+      );
       if (r.ok) out.push(e.value);
     }
     return out;

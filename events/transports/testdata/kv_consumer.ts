@@ -15,7 +15,7 @@ const Job = topic("kill.job", { n: Int });
 const say = (event: string, fields: Record<string, unknown> = {}) =>
   console.log(JSON.stringify({ event, pid: Deno.pid, ...fields }));
 
-const bus = new EventBus({ transports: { kv: denoKvTransport({ path, wakeIntervalMs: 100 }) } });
+const bus = new EventBus({ transports: { kv: denoKvTransport({ path, pollIntervalMs: 100 }) } });
 await bus.add(
   handler(Job).options({ group: "workers", timeout: 120_000 }).handle(async (m) => {
     say("started", { n: m.payload.n, id: m.id, attempt: m.attempt });
