@@ -4,9 +4,10 @@
  *
  * - A publish reads the topic's subscription groups from KV and enqueues one queue message per
  *   competing group and one per live instance of each broadcast group, in one atomic commit.
- * - Each transport holds the handle's one queue listener and dispatches to the subscriptions of
- *   its process ({@linkcode KvDispatcher}); a message for a group with no instance here is handed
- *   on to another process, or parked in KV until an instance of its group joins.
+ * - Each transport holds its handle's queue listener and dispatches to the subscriptions of its
+ *   process (`_deno_kv_dispatch.ts`). A message for a group with no instance here is handed to a
+ *   process that has one (through that process's inbox in KV, which it polls), or parked in KV
+ *   until an instance of its group joins.
  * - The listener's callback settles only when the consumer acknowledged or retried, so a killed
  *   process leaves the message with Deno KV, which redelivers it. A retry enqueues a copy with
  *   `delay` and `attempt + 1`: the retry schedule is the consumer's, not Deno KV's five steps.
@@ -15,7 +16,7 @@
  * @module
  */
 
-import { type Clock, type Logger, type Meter, systemClock, type TimerHandle } from "@fw/runtime";
+import type { Clock, Logger, Meter, TimerHandle } from "@fw/runtime";
 import type { Envelope } from "../envelope.ts";
 import type {
   DeliveryListener,
@@ -26,9 +27,9 @@ import type {
 } from "../transport.ts";
 import { type DeliverMessage, type GroupRecord, keys, MARK, newQid } from "./_deno_kv_keys.ts";
 import { KvDispatcher, type LocalInstance } from "./_deno_kv_dispatch.ts";
+import { type ResolvedOptions, resolveOptions } from "./_deno_kv_options.ts";
 import {
   beat,
-  type EnqueueOptionsFn,
   liveInstances,
   recoverInboxes,
   retryLocked,
@@ -76,22 +77,8 @@ export interface DenoKvTransportOptions {
 
 /** At most this many enqueues per atomic commit (Deno KV allows 1000 mutations). */
 const CHUNK = 500;
-const MAX_DELAY_MS = 30 * 24 * 3600_000;
 /** When a listening transport opens its file once more to recover abandoned messages. */
 const RECOVERY_PROBE_MS = 5500;
-
-let memoryDatabases = 0;
-const handleIds = new WeakMap<Deno.Kv, string>();
-
-function positiveInt(name: string, value: number | undefined, fallback: number, min = 1): number {
-  const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < min) {
-    throw new TypeError(
-      `Invalid Deno KV transport option "${name}" ${v}: expected an integer >= ${min}`,
-    );
-  }
-  return v;
-}
 
 /**
  * The Deno KV transport. Create it with {@linkcode denoKvTransport}.
@@ -117,16 +104,10 @@ export class DenoKvTransport implements Transport {
   readonly capabilities: TransportCapabilities;
   /** Dead letters kept in KV. */
   readonly deadLetters: DenoKvDeadLetters;
-  readonly #path?: string;
-  readonly #given?: Deno.Kv;
+  readonly #o: ResolvedOptions;
   readonly #prefix: string;
-  readonly #ttl: number;
-  readonly #pollEvery: number;
   readonly #owner = crypto.randomUUID();
-  readonly #enqueueOptions: EnqueueOptionsFn;
-  readonly #dedupeWindow: number;
   readonly #clock: Clock;
-  readonly #logger?: Logger;
   readonly #dispatcher: KvDispatcher;
   readonly #timers = new Set<TimerHandle>();
   #opening: Promise<Deno.Kv> | undefined;
@@ -141,83 +122,41 @@ export class DenoKvTransport implements Transport {
    * @throws {Error} When Deno KV is not enabled (`--unstable-kv`).
    */
   constructor(options: DenoKvTransportOptions = {}) {
-    if (options.path !== undefined && options.kv !== undefined) {
-      throw new TypeError('Invalid Deno KV transport options: give "path" or "kv", not both');
-    }
-    if (options.kv === undefined && typeof Deno.openKv !== "function") {
-      throw new Error(
-        'Deno KV is not available: run Deno with --unstable-kv or add "unstable": ["kv"] to deno.json',
-      );
-    }
-    const prefix = options.keyPrefix ?? "fw";
-    if (typeof prefix !== "string" || prefix === "") {
-      throw new TypeError(
-        `Invalid Deno KV transport option "keyPrefix" "${prefix}": expected a non-empty string`,
-      );
-    }
-    const schedule = options.backoffSchedule;
-    if (
-      schedule !== undefined &&
-      (schedule.length > 5 || !schedule.every((n) => Number.isInteger(n) && n >= 0))
-    ) {
-      throw new TypeError(
-        `Invalid Deno KV transport option "backoffSchedule" [${schedule}]: expected at most 5 non-negative integers`,
-      );
-    }
-    this.#path = options.path;
-    this.#given = options.kv;
-    this.#prefix = prefix;
-    this.#ttl = positiveInt("instanceTtlMs", options.instanceTtlMs, 30_000, 3);
-    this.#pollEvery = positiveInt("pollIntervalMs", options.pollIntervalMs, 1000);
-    this.#dedupeWindow = positiveInt("dedupeWindowMs", options.dedupeWindowMs, 600_000);
-    this.#clock = options.clock ?? systemClock;
-    this.#logger = options.logger;
+    const o = this.#o = resolveOptions(options);
+    this.#prefix = o.prefix;
+    this.#clock = o.clock;
     this.capabilities = {
       ordering: false,
-      persistent: options.path !== ":memory:",
+      persistent: o.path !== ":memory:",
       external: true,
       admission: false,
     };
     const open = () => this.#open();
     this.deadLetters = new DenoKvDeadLetters({
       kv: open,
-      prefix,
-      limit: options.deadLetterLimit,
-      logger: options.logger,
-      meter: options.meter,
-    });
-    this.#enqueueOptions = (m, delay) => ({
-      delay: Math.min(Math.max(0, Math.round(delay)), MAX_DELAY_MS),
-      keysIfUndelivered: [keys.undelivered(m.prefix, m.qid)],
-      ...(schedule ? { backoffSchedule: [...schedule] } : {}),
+      prefix: o.prefix,
+      limit: o.deadLetterLimit,
+      logger: o.logger,
+      meter: o.meter,
     });
     this.#dispatcher = new KvDispatcher({
       kv: open,
-      prefix,
-      database: this.#databaseId(),
+      prefix: o.prefix,
+      database: o.database,
       owner: this.#owner,
-      clock: this.#clock,
-      enqueueOptions: this.#enqueueOptions,
-      foreignMessage: options.foreignMessage,
-      logger: options.logger,
+      clock: o.clock,
+      enqueueOptions: o.enqueueOptions,
+      foreignMessage: o.foreignMessage,
+      logger: o.logger,
     });
-  }
-
-  #databaseId(): string {
-    if (this.#given) {
-      let id = handleIds.get(this.#given);
-      if (!id) handleIds.set(this.#given, id = `handle:${++memoryDatabases}`);
-      return id;
-    }
-    if (this.#path === undefined) return "default";
-    return this.#path === ":memory:" ? `memory:${++memoryDatabases}` : `file:${this.#path}`;
   }
 
   #open(): Promise<Deno.Kv> {
     if (this.#opening) return this.#opening;
-    if (this.#given) return this.#opening = Promise.resolve(this.#given);
-    const where = this.#path === undefined ? "the default database" : `"${this.#path}"`;
-    return this.#opening = Deno.openKv(this.#path).catch((err) => {
+    if (this.#o.kv) return this.#opening = Promise.resolve(this.#o.kv);
+    const path = this.#o.path;
+    const where = path === undefined ? "the default database" : `"${path}"`;
+    return this.#opening = Deno.openKv(path).catch((err) => {
       throw new Error(`Cannot open Deno KV at ${where}: ${(err as Error).message}`, {
         cause: err,
       });
@@ -247,9 +186,9 @@ export class DenoKvTransport implements Transport {
         const op = kv.atomic();
         if (i === 0 && dedupe) {
           op.check({ key: dedupe, versionstamp: null })
-            .set(dedupe, true, { expireIn: this.#dedupeWindow });
+            .set(dedupe, true, { expireIn: this.#o.dedupeWindow });
         }
-        for (const m of messages.slice(i, i + CHUNK)) op.enqueue(m, this.#enqueueOptions(m, 0));
+        for (const m of messages.slice(i, i + CHUNK)) op.enqueue(m, this.#o.enqueueOptions(m, 0));
         return op.commit();
       };
       let ok: boolean;
@@ -313,13 +252,13 @@ export class DenoKvTransport implements Transport {
     }
     const instance: LocalInstance = { spec, listener, closed: false };
     this.#dispatcher.add(instance);
-    await beat(kv, this.#prefix, this.#owner, [spec], this.#clock.now() + this.#ttl, this.#ttl);
+    await beat(kv, this.#prefix, this.#owner, [spec], this.#clock.now() + this.#o.ttl, this.#o.ttl);
     this.#dispatcher.listen(kv);
     this.#startTimers(kv);
     if (spec.distribution === "competing") {
-      await unpark(kv, this.#prefix, spec.topic, spec.group, this.#enqueueOptions);
+      await unpark(kv, this.#prefix, spec.topic, spec.group, this.#o.enqueueOptions);
     }
-    await sweepUndelivered(kv, this.#prefix, this.#enqueueOptions, this.#logger);
+    await sweepUndelivered(kv, this.#prefix, this.#o.enqueueOptions, this.#o.logger);
     return { close: () => this.#leave(kv, instance) };
   }
 
@@ -330,7 +269,7 @@ export class DenoKvTransport implements Transport {
     const s = instance.spec;
     const key = keys.instance(this.#prefix, s.topic, s.group, s.instanceId);
     await retryLocked(() => kv.delete(key)).catch((err) =>
-      this.#logger?.warn("deno kv: could not unregister an instance", { error: err })
+      this.#o.logger?.warn("deno kv: could not unregister an instance", { error: err })
     );
   }
 
@@ -339,25 +278,24 @@ export class DenoKvTransport implements Transport {
     if (this.#timersStarted) return;
     this.#timersStarted = true;
     const p = this.#prefix;
-    this.#every(Math.max(1, Math.floor(this.#ttl / 3)), async () => {
+    this.#every(Math.max(1, Math.floor(this.#o.ttl / 3)), async () => {
       const specs = this.#dispatcher.specs();
       const now = this.#clock.now();
-      await beat(kv, p, this.#owner, specs, now + this.#ttl, this.#ttl);
+      await beat(kv, p, this.#owner, specs, now + this.#o.ttl, this.#o.ttl);
       for (const s of specs) {
         if (s.distribution === "competing") {
-          await unpark(kv, p, s.topic, s.group, this.#enqueueOptions);
+          await unpark(kv, p, s.topic, s.group, this.#o.enqueueOptions);
         }
       }
-      await sweepUndelivered(kv, p, this.#enqueueOptions, this.#logger);
-      await recoverInboxes(kv, p, now, this.#enqueueOptions);
+      await sweepUndelivered(kv, p, this.#o.enqueueOptions, this.#o.logger);
+      await recoverInboxes(kv, p, now, this.#o.enqueueOptions);
     });
-    const path = this.#path;
-    const file = path !== undefined && path !== ":memory:";
-    this.#every(this.#pollEvery, async () => {
+    const { file, path } = this.#o;
+    this.#every(this.#o.pollEvery, async () => {
       if (file) await this.#dispatcher.wake(kv);
       await this.#dispatcher.pollInbox(kv);
     });
-    if (file) {
+    if (file && path !== undefined) {
       // Deno KV's SQLite backend gives a message that a dead process held back to the queue
       // when a handle opens the database after the message is 5 s overdue, else only at its
       // once-a-minute clean-up. Opening one more handle a little later makes a consumer that
@@ -373,7 +311,7 @@ export class DenoKvTransport implements Transport {
     const tick = () => {
       this.#timers.delete(handle);
       fn().catch((err) => {
-        if (!this.#closed) this.#logger?.warn("deno kv: background task failed", { error: err });
+        if (!this.#closed) this.#o.logger?.warn("deno kv: background task failed", { error: err });
       }).finally(() => {
         if (this.#closed || !repeat) return;
         handle = this.#clock.setTimeout(tick, ms);
@@ -433,11 +371,11 @@ export class DenoKvTransport implements Transport {
       }
       await retryLocked(() => kv.delete(keys.owner(p, this.#owner)));
       // What other processes handed to this one goes back on the queue for someone else.
-      await recoverInboxes(kv, p, this.#clock.now(), this.#enqueueOptions, this.#owner);
+      await recoverInboxes(kv, p, this.#clock.now(), this.#o.enqueueOptions, this.#owner);
     } catch (err) {
-      this.#logger?.warn("deno kv: could not unregister on close", { error: err });
+      this.#o.logger?.warn("deno kv: could not unregister on close", { error: err });
     }
-    if (!this.#given) {
+    if (!this.#o.kv) {
       kv.close();
       await this.#dispatcher.listening;
     }
