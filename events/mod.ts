@@ -9,6 +9,7 @@
  * - `MemoryBroker` is the in-process transport; `EventBus` runs handlers over any transports; the
  *   `Transport` interface and the conformance suite (`@fw/events/testing`) let other transports
  *   plug in.
+ * - `@fw/events/denokv` is the Deno KV transport (a local SQLite file or Deno Deploy's KV).
  *
  * @example
  * ```ts
