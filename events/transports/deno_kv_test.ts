@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createLogger, Int, MemoryMeter, MemorySink } from "@fw/runtime";
+import { createLogger, Int, ManualClock, MemoryMeter, MemorySink } from "@fw/runtime";
 import { EventBus } from "../event_bus.ts";
 import { handler } from "../handler.ts";
 import type { HandlerOptions } from "../handler_types.ts";
@@ -319,4 +319,27 @@ Deno.test("denoKvTransport checks its options at construction", () => {
   assert.throws(() => new DenoKvTransport({ instanceTtlMs: 0 }), /option "instanceTtlMs" 0/);
   assert.throws(() => new DenoKvTransport({ deadLetterLimit: -1 }), /"deadLetterLimit" -1/);
   assert.equal(new DenoKvTransport({ path: "x.db" }).capabilities.persistent, true);
+});
+
+Deno.test("denoKvTransport stops addressing a broadcast instance whose heartbeat expired", async () => {
+  await withDatabase(async (path, track) => {
+    // The subscriber's clock never moves, so its heartbeat never runs: as if it had hung.
+    const subscriberClock = new ManualClock(0);
+    const publisherClock = new ManualClock(0);
+    const seen: number[] = [];
+    const subscriber = track.bus(track.transport({ path, clock: subscriberClock }));
+    await subscriber.add(
+      handler(Job).options({ ...FAST, group: "cache", distribution: "broadcast" }).handle((m) =>
+        void seen.push(m.payload.n)
+      ),
+    );
+    await subscriber.start();
+    const publisher = track.bus(track.transport({ path, clock: publisherClock }));
+    await getPublisher(Job, { bus: publisher })({ n: 1 });
+    await until(() => seen.length === 1, 5000, "the delivery while the instance is live");
+    await publisherClock.advance(30_001); // Past the 30 s instance TTL.
+    await getPublisher(Job, { bus: publisher })({ n: 2 });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(seen, [1]);
+  });
 });
