@@ -247,8 +247,10 @@ export class EventBus {
         }
         const original = d.envelope.attributes["dlq.original_topic"] ??
           d.envelope.topic.replace(/\.dlq$/, "");
+        // A redrive is a deliberate repeat: drop the dedupe key so the window does not swallow it.
+        const { dedupeKey: _dedupe, ...envelope } = d.envelope;
         await this.send({
-          ...d.envelope,
+          ...envelope,
           topic: original,
           attributes,
           publishedAt: this.clock.now(),
