@@ -27,7 +27,7 @@ const args = Object.fromEntries(
     .filter((x) => x.length),
 );
 const MESSAGES = Number(args.messages ?? 200_000);
-const KV_MESSAGES = Number(args["kv-messages"] ?? 20_000);
+const KV_MESSAGES = Number(args["kv-messages"] ?? 2_000);
 const ROUNDS = Number(args.rounds ?? 3);
 const only = args.only ? new Set(String(args.only).split(",")) : undefined;
 
