@@ -2,8 +2,8 @@
  * `deno task bench:events`: publish-to-handled throughput and latency of the event transports,
  * with payload validation on, beside a bare in-process queue doing the same work in the same run.
  *
- * For each system and each handler concurrency (1 and 100), `--messages` (200,000; 20,000 for
- * persistent transports) messages are published as fast as the system accepts them; the clock
+ * For each system and each handler concurrency (1 and 100), `--messages` (200,000; for Deno KV
+ * `--kv-messages`, 2,000, as its local queue hands out about a thousand a second) messages are published as fast as the system accepts them; the clock
  * stops when the handler has seen the last one. Latency is publish call to handler entry, per
  * message (p50 and p99). Rounds alternate between systems to cancel drift; the best round counts.
  *
