@@ -2,7 +2,8 @@
  * `api()`: the REST plugin. It discovers route files (spec 4.1) under `<entry dir>/<scanFolder>`
  * through the generated `.gen/api.gen.ts` loader or, when that is missing or out of date, by
  * scanning at start-up; it also takes explicit routes with `.route()`. Every endpoint is compiled
- * once at warmup.
+ * once at warmup. With the `openapi` option it also serves the OpenAPI document (and, with
+ * `openapi.docs`, a Swagger UI page); `api().openapi()` returns the document after warmup.
  *
  * @module
  */
@@ -20,6 +21,14 @@ import { compileEndpoint } from "./compile_endpoint.ts";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import type { StreamOptions } from "./stream_options.ts";
+import { openApiDocument } from "./openapi.ts";
+import type { ApiOpenApiConfig, OpenApiDocument, OpenApiOptions } from "./openapi_types.ts";
+import {
+  checkApiOpenApiConfig,
+  checkOpenApiOptions,
+  type ResolvedOpenApiConfig,
+} from "./_openapi_config.ts";
+import { serveOpenApi } from "./_openapi_serve.ts";
 import { isRouteFile, routesFromModules } from "./_scan.ts";
 import { parsePattern } from "./router/router.ts";
 
@@ -37,6 +46,12 @@ export interface ApiOptions {
   manifest?: LoaderManifest;
   /** Settings of stream endpoints: SSE heartbeats, WebSocket limits and idle timeout. */
   streams?: StreamOptions;
+  /**
+   * Enables the OpenAPI document (spec 2.1): `title` and `version` (or `info`), `description`,
+   * `servers`; served at `path` (default `/openapi.json`) below the prefix, with a Swagger UI
+   * page at `docs` when given; `generate` writes it to `.gen/openapi.json`.
+   */
+  openapi?: ApiOpenApiConfig;
 }
 
 /** A route the plugin serves, with its definition (for OpenAPI and tests). */
@@ -81,12 +96,23 @@ export interface ApiPlugin extends Plugin {
    * @returns This plugin.
    */
   throws(status: number, description: string, schema?: SchemaLike): ApiPlugin;
+  /**
+   * The OpenAPI 3.0.3 document of the routes served (spec 2.1 rule 3); call it after warmup.
+   *
+   * @param options Title, version, description and servers; default those of `api({ openapi })`.
+   * @returns A new document.
+   * @throws {Error} Before warmup.
+   * @throws {TypeError} For invalid options, or when neither they nor `api({ openapi })` are given.
+   */
+  openapi(options?: OpenApiOptions): OpenApiDocument;
   /** The routes served, after warmup. */
   readonly routes: readonly ApiRoute[];
   /** The global throws. */
   readonly globalThrows: readonly GlobalThrows[];
   /** The options given. */
   readonly options: Readonly<ApiOptions>;
+  /** The prefix routes are served under (`""` for none); known after warmup. */
+  readonly prefix: string;
 }
 
 const METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
@@ -111,10 +137,12 @@ function rootDir(root: string | URL | undefined): string | undefined {
 /**
  * Creates the REST plugin.
  *
- * @param options Scan folder, auto-scan, prefix, root and a static manifest.
+ * @param options Scan folder, auto-scan, prefix, root, a static manifest, stream settings and
+ *   the OpenAPI document.
  * @returns The plugin.
  * @throws {TypeError} For invalid options (at once) and, at start-up, a missing route folder,
- *   invalid route files and conflicting routes (naming both files).
+ *   invalid route files, conflicting routes (naming both files) and routes that cannot be
+ *   documented.
  *
  * @example Explicit routes without scanning
  * ```ts
@@ -129,6 +157,21 @@ function rootDir(root: string | URL | undefined): string | undefined {
  * const app = application().use(users);
  * assert.deepEqual(await (await app.request("/v1/users/7")).json(), { id: 7 });
  * assert.equal((await app.request("/v1/users/x")).status, 400);
+ * ```
+ *
+ * @example The OpenAPI document
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { api, application, endpoint, Int } from "@fw/application";
+ *
+ * const users = api({ autoScan: false, openapi: { title: "Users", version: "1.0.0" } })
+ *   .route("GET", "/users/:id", endpoint().params({ id: Int }).handle((ctx) => ctx.params))
+ *   .throws(503, "Maintenance window");
+ * const app = application().use(users);
+ * const doc = await (await app.request("/openapi.json")).json();
+ * assert.equal(doc.info.version, "1.0.0");
+ * assert.deepEqual(Object.keys(doc.paths["/users/{id}"].get.responses), ["400", "500", "503", "2XX"]);
+ * assert.deepEqual(users.openapi(), doc);
  * ```
  */
 export function api(options: ApiOptions = {}): ApiPlugin {
@@ -147,12 +190,34 @@ export function api(options: ApiOptions = {}): ApiPlugin {
   const explicit: { method: string; path: string; definition: EndpointDefinition }[] = [];
   const globalThrows: GlobalThrows[] = [];
   const routes: ApiRoute[] = [];
+  const openapi: ResolvedOpenApiConfig | undefined = options.openapi === undefined
+    ? undefined
+    : checkApiOpenApiConfig(options.openapi);
+  let prefix = explicitPrefix ?? "";
+  let warmed = false;
 
   const plugin: ApiPlugin = {
     name: "api",
     options,
     routes,
     globalThrows,
+    get prefix() {
+      return prefix;
+    },
+    openapi(given) {
+      if (!warmed) {
+        throw new Error("api().openapi() needs the routes: call it after app.warmup() or start()");
+      }
+      if (given === undefined && openapi === undefined) {
+        throw new TypeError(
+          "api().openapi(): pass { info: { title, version } } or configure api({ openapi })",
+        );
+      }
+      const chosen = given === undefined
+        ? openapi!.options
+        : checkOpenApiOptions(given, "api().openapi()");
+      return openApiDocument(routes, { ...chosen, globalThrows, prefix });
+    },
     route(method, path, definition) {
       const m = String(method).toUpperCase();
       if (!METHOD.test(m)) {
@@ -179,7 +244,7 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       return plugin;
     },
     async warmup(ctx: AppContext) {
-      const prefix = explicitPrefix ?? ctx.prefix;
+      prefix = explicitPrefix ?? ctx.prefix;
       const found: ApiRoute[] = [];
       if (options.autoScan !== false) {
         const root = rootDir(options.root) ?? ctx.entryDir;
@@ -235,6 +300,11 @@ export function api(options: ApiOptions = {}): ApiPlugin {
           meta: r.definition,
         });
         routes.push(r);
+      }
+      warmed = true;
+      if (openapi) {
+        const document = openApiDocument(routes, { ...openapi.options, globalThrows, prefix });
+        await serveOpenApi(ctx, prefix, openapi, document);
       }
     },
   };

@@ -197,6 +197,11 @@ export class Application {
     return this.#server;
   }
 
+  /** The plugins added with `use()`, in order (for tools such as `generate`). */
+  get plugins(): readonly Plugin[] {
+    return this.#plugins;
+  }
+
   /** The context plugins receive (for plugin authors and tests). */
   get context(): AppContext {
     return this.#ctx;

@@ -39,6 +39,22 @@ export {
 export { http, type HttpOptions } from "./http.ts";
 export { api, type ApiOptions, type ApiPlugin, type ApiRoute, type GlobalThrows } from "./api.ts";
 export { type Module, module } from "./module.ts";
+export { openApiDocument, type OpenApiDocumentOptions } from "./openapi.ts";
+export type {
+  ApiOpenApiConfig,
+  OpenApiDocument,
+  OpenApiHeader,
+  OpenApiInfo,
+  OpenApiMediaType,
+  OpenApiOperation,
+  OpenApiOptions,
+  OpenApiParameter,
+  OpenApiRequestBody,
+  OpenApiResponse,
+  OpenApiRoute,
+  OpenApiServer,
+  OpenApiStreamExtension,
+} from "./openapi_types.ts";
 export { endpoint, isEndpoint } from "./endpoint.ts";
 export { checkCorsOptions, DEFAULT_CORS_MAX_AGE } from "./cors.ts";
 export { checkRateLimitOptions, RATE_LIMIT_HEADERS } from "./rate_limit.ts";
@@ -158,6 +174,7 @@ export type {
   InferSchema,
   InferShape,
   InstrumentOptions,
+  JsonSchemaObject,
   Lifetime,
   LoaderManifest,
   Logger,

@@ -23,6 +23,8 @@ export interface Module extends Plugin {
    * @returns This module.
    */
   use(plugin: Plugin): Module;
+  /** The plugins added with `use()`, in order (for tools such as `generate`). */
+  readonly plugins: readonly Plugin[];
 }
 
 /**
@@ -51,6 +53,7 @@ export function module(name = "module"): Module {
     Object.create(ctx, { prefix: { value: ctx.prefix + prefix, enumerable: true } });
   const self: Module = {
     name,
+    plugins,
     path(path: string): Module {
       if (typeof path !== "string" || !path.startsWith("/")) {
         throw new TypeError(

@@ -17,10 +17,12 @@ import {
   type Logger,
   type Meter,
   runInNewContext,
+  type TimerHandle,
 } from "@fw/runtime";
 import { type Envelope, envelopeProblem } from "./envelope.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { retryDelay } from "./backoff.ts";
+import { Invocation, type InvocationHost } from "./_invocation.ts";
 import type { Admission, Delivery, Subscription, Transport } from "./transport.ts";
 
 /** Values of the async context inside a handler (spec 2.8 / 6.2.2). */
@@ -100,7 +102,10 @@ export class Consumer {
   #subscription: Subscription | undefined;
   #stopping = false;
   #idle: (() => void) | undefined;
-  readonly #controllers = new Set<AbortController>();
+  #settling = 0;
+  readonly #timeouts: Invocation[] = [];
+  #tHead = 0;
+  #timer: TimerHandle | undefined;
 
   /**
    * Creates a consumer; call {@linkcode Consumer.start} to subscribe.
@@ -155,9 +160,10 @@ export class Consumer {
     this.#stopping = true;
     await this.#subscription?.close();
     this.#subscription = undefined;
-    if (this.#running > 0 || this.queued > 0) {
+    if (this.#running > 0 || this.queued > 0 || this.#settling > 0) {
       await new Promise<void>((resolve) => this.#idle = resolve);
     }
+    this.#cancelTimer();
   }
 
   #offer = (d: Delivery): Admission => {
@@ -203,7 +209,12 @@ export class Consumer {
       }
       this.#run(next);
     }
-    if (this.#running === 0 && this.queued === 0 && this.#idle) {
+    this.#checkIdle();
+  }
+
+  #checkIdle(): void {
+    if (this.#running === 0 && this.queued === 0 && this.#settling === 0 && this.#idle) {
+      this.#cancelTimer();
       const idle = this.#idle;
       this.#idle = undefined;
       idle();
@@ -211,91 +222,137 @@ export class Consumer {
   }
 
   #run(d: Delivery): void {
-    this.#running++;
-    this.#invoke(d).catch((err) => {
-      this.#o.logger.error("event consumer failed", { error: err, topic: d.envelope.topic });
-    }).finally(() => {
-      this.#running--;
-      this.#pump();
-    });
-  }
-
-  async #invoke(d: Delivery): Promise<void> {
     const o = this.#o;
     const def = o.definition;
-    const env = d.envelope;
-    const checked = def.topic.validate(env.payload);
+    this.#running++;
+    const checked = def.topic.validate(d.envelope.payload);
     if (!checked.ok) {
-      await this.#terminal(
-        d,
-        new Error(`invalid payload: ${joinMessages(checked.errors)}`),
-        0,
-        true,
-      );
+      this.#fail(d, new Error(`invalid payload: ${joinMessages(checked.errors)}`), 0, true);
+      this.#release();
       return;
     }
-    const clock = o.clock;
-    const start = clock.now();
-    const manual = def.options.ack === "manual";
-    const controller = new AbortController();
-    this.#controllers.add(controller);
-    let settle!: (err: Error | undefined) => void;
-    const done = new Promise<Error | undefined>((resolve) => {
-      let settled = false;
-      settle = (err) => {
-        if (settled) return;
-        settled = true;
-        resolve(err);
-      };
-    });
-    const timeout = def.options.timeout;
-    const timer = clock.setTimeout(() => {
-      const err = new Error(`Handler timed out after ${timeout} ms`);
-      err.name = "TimeoutError";
-      controller.abort(err);
-      settle(err);
-    }, timeout);
-    const msg = {
-      payload: checked.value,
-      attributes: env.attributes,
-      traceId: env.traceId,
-      id: env.id,
-      topic: env.topic,
-      attempt: d.attempt,
-      ...(env.key !== undefined ? { key: env.key } : {}),
-      signal: controller.signal,
-      ack: manual ? () => settle(undefined) : () => {},
-    };
-    const scope = o.container.createScope();
-    const values: EventContext = {
-      traceId: env.traceId,
-      eventTopic: env.topic,
-      eventMessageId: env.id,
-      eventAttempt: d.attempt,
-    };
-    runInNewContext(values as unknown as Record<string, unknown>, async () => {
-      const fn = def.fn as (...args: unknown[]) => unknown;
-      const result = def.inject ? fn(await scope.resolveAll(def.inject), msg) : fn(msg);
-      if (result !== null && typeof (result as Promise<unknown>)?.then === "function") {
-        await result;
-      }
-    }).then(() => manual ? undefined : settle(undefined), (err) => settle(toError(err)));
-    const error = await done;
-    clock.clearTimeout(timer);
-    this.#controllers.delete(controller);
-    scope.dispose().catch((err) =>
-      o.logger.error("event handler scope disposal failed", { error: err })
+    const inv = new Invocation(
+      this.#host,
+      d,
+      checked.value,
+      o.clock.now(),
+      def.options.timeout,
+      def.options.ack === "manual",
     );
-    const duration = clock.now() - start;
+    this.#track(inv);
+    const values: EventContext = {
+      traceId: inv.traceId,
+      eventTopic: inv.topic,
+      eventMessageId: inv.id,
+      eventAttempt: inv.attempt,
+    };
+    let result: unknown;
+    try {
+      result = runInNewContext(values as unknown as Record<string, unknown>, this.#call, inv);
+    } catch (err) {
+      inv._finish(toError(err));
+      return;
+    }
+    if (result !== null && typeof (result as Promise<unknown>)?.then === "function") {
+      (result as Promise<unknown>).then(
+        def.options.ack === "manual" ? undefined : () => inv._finish(undefined),
+        (err) => inv._finish(toError(err)),
+      );
+    } else if (def.options.ack !== "manual") inv._finish(undefined);
+  }
+
+  /** Calls the handler (inside the invocation's context). */
+  #call = (inv: Invocation): unknown => {
+    const def = this.#o.definition;
+    const fn = def.fn as (...args: unknown[]) => unknown;
+    if (!def.inject) return fn(inv);
+    const scope = inv._scope = this.#o.container.createScope();
+    return scope.resolveAll(def.inject).then((deps) => fn(deps, inv));
+  };
+
+  /** Receives each invocation's outcome (from `Invocation._finish`). */
+  readonly #host: InvocationHost = { settle: (inv, error) => this.#settle(inv, error) };
+
+  #settle(inv: Invocation, error: Error | undefined): void {
+    const o = this.#o;
+    const duration = o.clock.now() - inv._start;
     this.#m.duration.record(duration);
+    if (inv._scope) {
+      inv._scope.dispose().catch((err) =>
+        o.logger.error("event handler scope disposal failed", { error: err })
+      );
+    }
+    const d = inv._delivery;
     if (!error) {
       this.#m.success.add(1);
       this.#log(d, "acked", duration);
-      await d.ack();
+      this.#after(d.ack());
+    } else {
+      this.#m.failure.add(1);
+      this.#fail(d, error, duration, false);
+    }
+    this.#release();
+  }
+
+  #release(): void {
+    this.#running--;
+    this.#pump();
+  }
+
+  /** Tracks a transport call (ack, retry, dead-letter) so stop() waits for it. */
+  #after(p: Promise<void>): void {
+    this.#settling++;
+    p.catch((err) => {
+      this.#o.logger.error("event transport call failed", { error: err });
+    }).finally(() => {
+      this.#settling--;
+      this.#checkIdle();
+    });
+  }
+
+  // Time-outs: the timeout is the same for every invocation of this consumer, so deadlines grow
+  // in start order; one timer, armed for the oldest unsettled invocation, serves them all.
+  #track(inv: Invocation): void {
+    this.#timeouts.push(inv);
+    if (this.#timer === undefined) this.#arm();
+  }
+
+  #arm(): void {
+    const q = this.#timeouts;
+    while (this.#tHead < q.length && q[this.#tHead]._settled) this.#tHead++;
+    if (this.#tHead >= q.length) {
+      q.length = 0;
+      this.#tHead = 0;
       return;
     }
-    this.#m.failure.add(1);
-    await this.#terminal(d, error, duration, false);
+    if (this.#tHead > 1024) {
+      q.splice(0, this.#tHead);
+      this.#tHead = 0;
+    }
+    const clock = this.#o.clock;
+    this.#timer = clock.setTimeout(this.#onTimer, q[this.#tHead]._deadline - clock.now());
+  }
+
+  #onTimer = (): void => {
+    this.#timer = undefined;
+    const q = this.#timeouts;
+    const now = this.#o.clock.now();
+    const timeout = this.#o.definition.options.timeout;
+    while (this.#tHead < q.length && (q[this.#tHead]._settled || q[this.#tHead]._deadline <= now)) {
+      q[this.#tHead++]._timeOut(timeout);
+    }
+    this.#arm();
+  };
+
+  #cancelTimer(): void {
+    if (this.#timer !== undefined) {
+      this.#o.clock.clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  #fail(d: Delivery, error: Error, duration: number, permanent: boolean): void {
+    this.#after(this.#terminal(d, error, duration, permanent));
   }
 
   async #terminal(d: Delivery, error: Error, duration: number, permanent: boolean): Promise<void> {
@@ -349,6 +406,7 @@ export class Consumer {
     const traceId = typeof raw?.traceId === "string" && raw.traceId
       ? raw.traceId
       : crypto.randomUUID().replaceAll("-", "");
+    const reason = `malformed envelope: ${problem}`;
     const dead: Envelope = {
       id,
       topic: `${topicName}.dlq`,
@@ -356,38 +414,36 @@ export class Consumer {
       attributes: {
         "dlq.original_topic": topicName,
         "dlq.attempts": String(d.attempt),
-        "dlq.error": `malformed envelope: ${problem}`,
+        "dlq.error": reason,
         "dlq.handler": this.#o.handlerName,
       },
       traceId,
       publishedAt: this.#o.clock.now(),
     };
-    this.#running++;
-    this.#o.deadLetter(dead).then(
-      async () => {
-        this.#m.dlq.add(1);
-        this.#o.logger.error("message handled", {
-          traceId,
-          event: {
-            topic: topicName,
-            messageId: id,
-            attempt: d.attempt,
-            outcome: "dead-lettered",
-            duration: 0,
-            handler: this.#o.handlerName,
-            error: `malformed envelope: ${problem}`,
-          },
-        });
-        await d.ack();
-      },
-      (err) => {
-        this.#o.logger.error("dead-lettering a malformed envelope failed", { error: err });
-        return d.retry(this.#o.definition.options.maxBackoff);
-      },
-    ).finally(() => {
-      this.#running--;
-      this.#pump();
-    });
+    this.#after(
+      this.#o.deadLetter(dead).then(
+        () => {
+          this.#m.dlq.add(1);
+          this.#o.logger.error("message handled", {
+            traceId,
+            event: {
+              topic: topicName,
+              messageId: id,
+              attempt: d.attempt,
+              outcome: "dead-lettered",
+              duration: 0,
+              handler: this.#o.handlerName,
+              error: reason,
+            },
+          });
+          return d.ack();
+        },
+        (err) => {
+          this.#o.logger.error("dead-lettering a malformed envelope failed", { error: err });
+          return d.retry(this.#o.definition.options.maxBackoff);
+        },
+      ),
+    );
   }
 
   #log(

@@ -398,7 +398,9 @@ Deno.test("the dead-letter buffer is bounded, evicts the oldest and can redrive"
     }),
   );
   await bus.start();
-  for (let i = 1; i <= 3; i++) await publish({ id: ID, total: i }, { messageId: `m${i}` });
+  for (let i = 1; i <= 3; i++) {
+    await publish({ id: ID, total: i }, { messageId: `m${i}`, dedupeKey: `k${i}` });
+  }
   await clock.runAll();
   const dead = await bus.deadLetters();
   assert.deepEqual(dead.map((d) => d.envelope.id), ["m2", "m3"]);

@@ -43,6 +43,8 @@ export class MemoryDeadLetters implements DeadLetterStore {
   #evicted = 0;
 
   /**
+   * Creates an empty buffer.
+   *
    * @param options Limit, logger and meter.
    * @throws {TypeError} For a limit that is not a positive integer.
    */

@@ -79,6 +79,8 @@ export class EventBus {
   #started = false;
 
   /**
+   * Creates a bus; register handlers with {@linkcode EventBus.add}, then start it.
+   *
    * @param options Transports, routing and services.
    * @throws {TypeError} For an empty transport map or a bad route/default.
    */
@@ -137,9 +139,11 @@ export class EventBus {
    * @param envelope The envelope.
    * @throws {QueueFullError} From an in-process transport whose subscriber queue is full.
    */
-  async send(envelope: Envelope): Promise<void> {
-    await this.#transports[this.#router.select(envelope.topic, envelope.channel)].publish(envelope);
-    this.publishCounters(envelope.topic).ok.add(1);
+  send(envelope: Envelope): Promise<void> {
+    const counters = this.publishCounters(envelope.topic);
+    return this.#transports[this.#router.select(envelope.topic, envelope.channel)]
+      .publish(envelope)
+      .then(() => counters.ok.add(1));
   }
 
   /**
@@ -243,8 +247,10 @@ export class EventBus {
         }
         const original = d.envelope.attributes["dlq.original_topic"] ??
           d.envelope.topic.replace(/\.dlq$/, "");
+        // A redrive is a deliberate repeat: drop the dedupe key so the window does not swallow it.
+        const { dedupeKey: _dedupe, ...envelope } = d.envelope;
         await this.send({
-          ...d.envelope,
+          ...envelope,
           topic: original,
           attributes,
           publishedAt: this.clock.now(),

@@ -103,7 +103,11 @@ export class MemoryBroker implements Transport {
   #closed = false;
   #duplicated = 0;
 
-  /** @param options Clock, randomness, duplicates, limits. */
+  /**
+   * Creates a broker.
+   *
+   * @param options Clock, randomness, duplicates, limits.
+   */
   constructor(options: MemoryBrokerOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;

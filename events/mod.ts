@@ -42,11 +42,62 @@ export {
   MinLength,
   Optional,
   Pattern,
+  runInContext,
   schema,
+  tryContext,
   Url,
+  useContext,
   Uuid,
 } from "@fw/runtime";
-export type { InferSchema, SchemaLike } from "@fw/runtime";
+export type {
+  AppContext,
+  AuthUser,
+  Clock,
+  Container,
+  Counter,
+  Described,
+  Histogram,
+  HttpSettings,
+  InferSchema,
+  InferShape,
+  InstrumentOptions,
+  Lifetime,
+  LoaderManifest,
+  Logger,
+  LogLevel,
+  Meter,
+  MetricAttributes,
+  Middleware,
+  ModuleMap,
+  NumericBase,
+  ObjectSchema,
+  OptionalKeys,
+  OptionalSchema,
+  Plugin,
+  Provider,
+  ProviderImpl,
+  ProviderMap,
+  RequestInfo,
+  RequiredKeys,
+  Resolved,
+  RouteHandler,
+  RouteRegistration,
+  Schema,
+  SchemaFormat,
+  SchemaKind,
+  SchemaLike,
+  SchemaNode,
+  SchemaShape,
+  Scope,
+  ServerInfo,
+  Simplify,
+  StreamSchema,
+  StringBase,
+  TimerHandle,
+  ValidationIssue,
+  ValidationResult,
+  Validator,
+} from "@fw/runtime";
 export {
   deadLetterTopic,
   isTopic,
@@ -73,7 +124,7 @@ export {
   type PublishOptions,
   type PublishReceipt,
 } from "./publisher.ts";
-export { type Envelope, envelopeProblem, newTraceId } from "./envelope.ts";
+export { type Envelope, envelopeProblem, newMessageId, newTraceId } from "./envelope.ts";
 export { retryDelay } from "./backoff.ts";
 export {
   Consumer,
@@ -89,6 +140,9 @@ export {
 } from "./event_bus.ts";
 export { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
 export { MemoryBroker, type MemoryBrokerOptions } from "./memory_broker.ts";
+export { events, type EventsOptions, type EventsPlugin } from "./events_plugin.ts";
+export { type LocalBroker, type LocalBrokerOptions, serveLocalBroker } from "./local_broker.ts";
+export { type HttpBrokerOptions, httpBrokerTransport } from "./transports/http_broker.ts";
 export { MemoryDeadLetters, type MemoryDeadLettersOptions } from "./dead_letters.ts";
 export {
   type Admission,

@@ -13,7 +13,7 @@
 
 import { type AuthUser, tryContext, ValidationException } from "@fw/runtime";
 import type { SchemaLike } from "@fw/runtime";
-import { type Envelope, newTraceId } from "./envelope.ts";
+import { type Envelope, newMessageId, newTraceId } from "./envelope.ts";
 import type { EventBus } from "./event_bus.ts";
 import { isTopic, type PayloadOf, type Topic } from "./topic.ts";
 
@@ -158,7 +158,7 @@ export function getPublisher<S extends SchemaLike>(
       const traceId = optionalString(name, "traceId", opts.traceId) ??
         (typeof ctx?.traceId === "string" && ctx.traceId ? ctx.traceId : newTraceId());
       envelope = {
-        id: optionalString(name, "messageId", opts.messageId) ?? crypto.randomUUID(),
+        id: optionalString(name, "messageId", opts.messageId) ?? newMessageId(),
         topic: name,
         payload: checked.value,
         attributes,

@@ -107,6 +107,8 @@ export class QueueFullError extends Error {
   /** The groups that refused the message. */
   readonly groups: readonly string[];
   /**
+   * Creates the error.
+   *
    * @param topic The topic.
    * @param groups The refusing groups.
    */

@@ -30,10 +30,15 @@ function convert(node: SchemaNode, options: JsonSchemaOptions): JsonSchemaObject
   if (node.kind === "stream") return convert(node.items!, options);
   const components = options.components;
   if (node.name && components) {
-    if (!(node.name in components)) {
-      components[node.name] = {}; // reserve first: stable order and no runaway recursion
-      const { name: _name, description: _d, optional: _o, ...rest } = node;
+    const { name: _name, description: _d, optional: _o, ...rest } = node;
+    if (!Object.hasOwn(components, node.name)) {
+      components[node.name] = {}; // reserve first: stable order, and a nested namesake differs
       components[node.name] = convert(rest as SchemaNode, options);
+    } else {
+      const again = JSON.stringify(convert(rest as SchemaNode, options));
+      if (again !== JSON.stringify(components[node.name])) {
+        throw new TypeError(`Schema name "${node.name}" is used by two different schemas`);
+      }
     }
     const ref = { $ref: `#/components/schemas/${node.name}` };
     return node.description ? { allOf: [ref], description: node.description } : ref;
@@ -63,12 +68,14 @@ function convert(node: SchemaNode, options: JsonSchemaOptions): JsonSchemaObject
 /**
  * Converts a schema (or an already normalised node) to an OpenAPI 3.0.3 schema object.
  * Property order follows the declaration; `required` is omitted when empty; `Stream(T)` becomes
- * the schema of `T`; `type: "null"` is never emitted.
+ * the schema of `T`; `type: "null"` is never emitted. A name already in `components` must
+ * describe the same schema.
  *
  * @param schema The schema.
  * @param options Where named schemas are collected.
  * @returns The schema object.
- * @throws {TypeError} When `schema` is not a schema.
+ * @throws {TypeError} When `schema` is not a schema, or when a component name is already taken
+ *   by a different schema.
  *
  * @example
  * ```ts

@@ -81,3 +81,17 @@ Deno.test("toJsonSchema() puts named schemas in components once and refers to th
   assert.deepEqual(toJsonSchema(Order).type, "object");
   assert.deepEqual(toJsonSchema(toSchemaNode({ a: Int })).properties, { a: { type: "integer" } });
 });
+
+Deno.test("toJsonSchema() rejects two different schemas with the same name", () => {
+  const components: Record<string, Record<string, unknown>> = {};
+  toJsonSchema(schema("User", { name: String }), { components });
+  toJsonSchema(Desc("Same one", schema("User", { name: String })), { components });
+  assert.throws(
+    () => toJsonSchema({ u: schema("User", { email: Email }) }, { components }),
+    { name: "TypeError", message: 'Schema name "User" is used by two different schemas' },
+  );
+  assert.throws(
+    () => toJsonSchema(schema("Box", { inner: schema("Box", { n: Int }) }), { components: {} }),
+    /Schema name "Box" is used by two different schemas/,
+  );
+});

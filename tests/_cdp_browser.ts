@@ -149,8 +149,11 @@ export class Browser {
     return new Browser(process, connection, profile, stderr);
   }
 
-  /** Opens a new tab at `url` and waits for its load event. */
-  async open(url: string): Promise<Page> {
+  /**
+   * Opens a new tab at `url` and waits for its load event. `initScript` runs in every document of
+   * the tab before its own scripts (to record errors or policy violations, for example).
+   */
+  async open(url: string, initScript?: string): Promise<Page> {
     const { targetId } = await this.connection.send("Target.createTarget", { url: "about:blank" });
     const { sessionId } = await this.connection.send("Target.attachToTarget", {
       targetId,
@@ -158,6 +161,13 @@ export class Browser {
     });
     const page = new Page(this.connection, sessionId as string);
     await this.connection.send("Page.enable", {}, page.sessionId);
+    if (initScript !== undefined) {
+      await this.connection.send(
+        "Page.addScriptToEvaluateOnNewDocument",
+        { source: initScript },
+        page.sessionId,
+      );
+    }
     await this.connection.send("Page.navigate", { url }, page.sessionId);
     await page.waitFor("document.readyState === 'complete'", `the page ${url} to load`);
     return page;

@@ -277,6 +277,105 @@ export function runTransportConformance(name: string, harness: TransportHarness)
     assert.ok([...seen.values()].every((c) => c === 1), "no message twice");
   });
 
+  test("applies attribute filters and the concurrency limit", async (env) => {
+    const bus = await env.bus();
+    let running = 0, peak = 0;
+    const seen: number[] = [];
+    await bus.add(
+      handler(Job).options({ ...FAST, group: "limited", concurrency: 2 })
+        .filter({ attributes: { kind: "wanted" } })
+        .handle(async (m) => {
+          running++;
+          peak = Math.max(peak, running);
+          await new Promise((r) => setTimeout(r, 10));
+          running--;
+          seen.push(m.payload.n);
+        }),
+    );
+    await bus.start();
+    const publish = getPublisher(Job, { bus });
+    for (let n = 0; n < 8; n++) {
+      await publish({ n }, { attributes: { kind: n % 2 ? "other" : "wanted" } });
+    }
+    await until(() => seen.length === 4, wait, "the four wanted messages");
+    await settle();
+    assert.deepEqual([...seen].sort(), [0, 2, 4, 6]);
+    assert.ok(peak <= 2, `at most 2 concurrent invocations, saw ${peak}`);
+  });
+
+  test("times out a hung handler, aborts msg.signal and retries", async (env) => {
+    const bus = await env.bus();
+    const aborted: boolean[] = [];
+    await bus.add(
+      handler(Job).options({ ...FAST, group: "slow", timeout: 50, maxRetries: 1 }).handle((m) => {
+        if (m.attempt === 2) return;
+        return new Promise<void>((resolve) => {
+          m.signal.addEventListener("abort", () => {
+            aborted.push(true);
+            resolve();
+          });
+        });
+      }),
+    );
+    await bus.start();
+    await getPublisher(Job, { bus })({ n: 1 });
+    await until(() => env.outcomes().includes("acked"), wait, "the retry after the time-out");
+    assert.deepEqual(aborted, [true]);
+    assert.deepEqual(env.outcomes(), ["retry", "acked"]);
+  });
+
+  test("a full queue drops with overflow drop and never loses with overflow throw", async (env) => {
+    const bus = await env.bus();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => release = r);
+    const dropped: number[] = [], kept: number[] = [];
+    await bus.add(
+      handler(Job).options({
+        ...FAST,
+        group: "drop",
+        concurrency: 1,
+        queueLimit: 1,
+        overflow: "drop",
+      })
+        .handle(async (m) => {
+          await gate;
+          dropped.push(m.payload.n);
+        }),
+    );
+    await bus.add(
+      handler(Job).options({ ...FAST, group: "keep", concurrency: 1, queueLimit: 1 })
+        .handle(async (m) => {
+          await gate;
+          kept.push(m.payload.n);
+        }),
+    );
+    await bus.start();
+    const publish = getPublisher(Job, { bus });
+    const refused: number[] = [];
+    for (let n = 0; n < 4; n++) {
+      await publish({ n }).catch(() => refused.push(n));
+      // Let each delivery reach its consumer before the next (external transports are async).
+      await until(
+        () => env.meter.sum("events.handle.conformance.job.dropped") >= n - 1 || n < 2,
+        wait,
+        "the drop",
+      );
+    }
+    release();
+    const admission = env.transports[0].capabilities.admission;
+    await until(
+      () => kept.length + (admission ? refused.length : 0) >= 4 && dropped.length >= 2,
+      wait,
+      "the kept messages",
+    );
+    await settle();
+    assert.equal(env.meter.sum("events.handle.conformance.job.dropped"), 2);
+    assert.deepEqual([...dropped].sort(), [0, 1]);
+    // With admission, publish threw for what "keep" could not take; otherwise it came later.
+    assert.deepEqual([...kept, ...(admission ? refused : [])].sort(), [0, 1, 2, 3]);
+    assert.equal(env.meter.sum("events.handle.conformance.job.dlq"), 0);
+  });
+
   test("keeps publish order per key when it declares ordering", async (env) => {
     const bus = await env.bus();
     if (!env.transports[0].capabilities.ordering) return;

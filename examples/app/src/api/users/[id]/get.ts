@@ -1,10 +1,11 @@
-import { endpoint, Int, NotFoundException } from "@fw/application";
+import { Desc, endpoint, Int, NotFoundException } from "@fw/application";
 import { UserSchema } from "../../../schemas.ts";
 import { Users } from "../../../store.ts";
 
 /** GET /users/:id: a typed path parameter; unknown ids answer 404. */
 export default endpoint()
-  .params({ id: Int })
+  .description("Reads one user")
+  .params({ id: Desc("The user id", Int) })
   .returns(UserSchema)
   .mayThrow("NotFound")
   .inject({ users: Users })

@@ -1,0 +1,148 @@
+/**
+ * The interactive documentation page of `api({ openapi: { docs } })`: Swagger UI, served from the
+ * files of the `swagger-ui-dist` npm package (read once at start-up from Deno's npm cache), so the
+ * page never loads anything from a CDN. A Content-Security-Policy keeps it that way.
+ *
+ * Only `_openapi_serve.ts` imports this module, dynamically, when `docs` is set.
+ *
+ * @module
+ */
+
+import getAbsoluteFSPath from "swagger-ui-dist/absolute-path.js";
+import type { RouteRegistration } from "@fw/runtime";
+
+/** What the page needs to know. */
+export interface DocsPageOptions {
+  /** Where the page is served (`/docs`); assets live below it. */
+  readonly path: string;
+  /** Where the JSON document is served (`/openapi.json`). */
+  readonly specUrl: string;
+  /** The API title, for the page title. */
+  readonly title: string;
+  /** Server URLs of the document: their origins may be called by "Try it out". */
+  readonly servers: readonly string[];
+}
+
+interface Asset {
+  readonly body: Uint8Array<ArrayBuffer>;
+  readonly type: string;
+  readonly etag: string;
+}
+
+const FILES: Record<string, string> = {
+  "swagger-ui.css": "text/css; charset=utf-8",
+  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
+  "favicon-32x32.png": "image/png",
+};
+
+const encoder = new TextEncoder();
+
+async function asset(body: Uint8Array<ArrayBuffer>, type: string): Promise<Asset> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", body));
+  const hex = [...digest.slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return { body, type, etag: `"${hex}"` };
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function page(options: DocsPageOptions): string {
+  const p = escapeHtml(options.path);
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(options.title)}: API documentation</title>
+<link rel="stylesheet" href="${p}/swagger-ui.css">
+<link rel="icon" type="image/png" href="${p}/favicon-32x32.png">
+</head>
+<body style="margin:0;background:#fafafa">
+<div id="swagger-ui"></div>
+<script src="${p}/swagger-ui-bundle.js"></script>
+<script src="${p}/init.js"></script>
+</body>
+</html>
+`;
+}
+
+function init(options: DocsPageOptions): string {
+  const config = {
+    url: options.specUrl,
+    dom_id: "#swagger-ui",
+    deepLinking: true,
+    validatorUrl: null,
+    tryItOutEnabled: false,
+    displayRequestDuration: true,
+  };
+  return `window.ui = SwaggerUIBundle(${JSON.stringify(config)});\n`;
+}
+
+function policy(servers: readonly string[]): string {
+  const origins = new Set<string>();
+  for (const url of servers) {
+    if (URL.canParse(url)) origins.add(new URL(url).origin);
+  }
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    `connect-src 'self'${[...origins].map((o) => ` ${o}`).join("")}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'self'",
+  ].join("; ");
+}
+
+/**
+ * Reads the Swagger UI files and returns the routes of the page and its assets.
+ *
+ * @param options Page path, document URL, title and servers.
+ * @returns GET routes: the page, `init.js`, the stylesheet, the bundle and the icon.
+ * @throws {Error} When the npm package's files cannot be read (the message names the folder).
+ */
+export async function docsRoutes(options: DocsPageOptions): Promise<RouteRegistration[]> {
+  const dir = getAbsoluteFSPath() as string;
+  const assets = new Map<string, Asset>();
+  try {
+    for (const [file, type] of Object.entries(FILES)) {
+      assets.set(
+        `${options.path}/${file}`,
+        await asset(await Deno.readFile(`${dir}/${file}`), type),
+      );
+    }
+  } catch (error) {
+    throw new Error(
+      `api(): "openapi.docs" cannot read the Swagger UI files in "${dir}": ${
+        (error as Error).message
+      }`,
+      { cause: error },
+    );
+  }
+  assets.set(
+    `${options.path}/init.js`,
+    await asset(encoder.encode(init(options)), "text/javascript; charset=utf-8"),
+  );
+  assets.set(options.path, await asset(encoder.encode(page(options)), "text/html; charset=utf-8"));
+  const csp = policy(options.servers);
+  return [...assets].map(([path, a]) => ({
+    method: "GET",
+    path,
+    handler: (req: Request) => {
+      const headers: Record<string, string> = {
+        "content-type": a.type,
+        "cache-control": "no-cache",
+        etag: a.etag,
+        "x-content-type-options": "nosniff",
+      };
+      if (a.type.startsWith("text/html")) headers["content-security-policy"] = csp;
+      if (req.headers.get("if-none-match") === a.etag) {
+        return new Response(null, { status: 304, headers });
+      }
+      return new Response(a.body, { headers });
+    },
+  }));
+}

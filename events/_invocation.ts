@@ -1,0 +1,88 @@
+/**
+ * One running handler invocation: it is the `msg` the handler receives (spec 2.8) and carries
+ * the consumer's bookkeeping (start time, deadline, DI scope). The abort controller behind
+ * `msg.signal` is only made when a handler reads `signal`.
+ *
+ * @module
+ */
+
+import type { Scope } from "@fw/runtime";
+import type { Message } from "./handler_types.ts";
+import type { Delivery } from "./transport.ts";
+
+/** Receives an invocation's single outcome. */
+export interface InvocationHost {
+  /** Called once: `undefined` for success, else the failure. */
+  settle(inv: Invocation, error: Error | undefined): void;
+}
+
+function noop(): void {}
+
+/** The message object handed to a handler, plus the consumer's bookkeeping. */
+export class Invocation implements Message {
+  readonly payload: unknown;
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly traceId: string;
+  readonly id: string;
+  readonly topic: string;
+  readonly attempt: number;
+  readonly key?: string;
+  /** Acknowledges (manual mode); a no-op in auto mode. */
+  readonly ack: () => void;
+  /** Internal: the delivery. */
+  readonly _delivery: Delivery;
+  /** Internal: clock time when the handler started. */
+  readonly _start: number;
+  /** Internal: clock time when it times out. */
+  readonly _deadline: number;
+  /** Internal: its DI scope, when it injects providers. */
+  _scope: Scope | undefined;
+  /** Internal: settled already. */
+  _settled = false;
+  #host: InvocationHost;
+  #controller: AbortController | undefined;
+
+  constructor(
+    host: InvocationHost,
+    delivery: Delivery,
+    payload: unknown,
+    start: number,
+    timeout: number,
+    manual: boolean,
+  ) {
+    const env = delivery.envelope;
+    this.payload = payload;
+    this.attributes = env.attributes;
+    this.traceId = env.traceId;
+    this.id = env.id;
+    this.topic = env.topic;
+    this.attempt = delivery.attempt;
+    if (env.key !== undefined) this.key = env.key;
+    this._delivery = delivery;
+    this._start = start;
+    this._deadline = start + timeout;
+    this.#host = host;
+    this.ack = manual ? () => this._finish(undefined) : noop;
+  }
+
+  /** Aborts when the handler times out. */
+  get signal(): AbortSignal {
+    return (this.#controller ??= new AbortController()).signal;
+  }
+
+  /** Settles once. */
+  _finish(error: Error | undefined): void {
+    if (this._settled) return;
+    this._settled = true;
+    this.#host.settle(this, error);
+  }
+
+  /** Times the invocation out: aborts `signal` and settles as failed. */
+  _timeOut(timeout: number): void {
+    if (this._settled) return;
+    const err = new Error(`Handler timed out after ${timeout} ms`);
+    err.name = "TimeoutError";
+    (this.#controller ??= new AbortController()).abort(err);
+    this._finish(err);
+  }
+}

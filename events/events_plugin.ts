@@ -1,0 +1,283 @@
+/**
+ * `events({...})`: the application plugin of spec 2.9. It gathers handlers (discovered `*.on.ts`
+ * files and explicit ones), picks transports, starts consumers and makes publishers work.
+ *
+ * Transport choice, in order:
+ * 1. `transport` (one) or `transports` + `routes` + `defaultTransport` (several; spec 6.2.4);
+ * 2. else `endpoint` or the `EVENTS_ENDPOINT` variable: the broker of another local process
+ *    (`httpBrokerTransport`);
+ * 3. else the in-process {@linkcode MemoryBroker}, served as the local broker on
+ *    127.0.0.1:4222 (`brokerPort` / `EVENTS_BROKER_PORT`; when the port is taken a warning names
+ *    it and the app carries on in-process).
+ *
+ * Lifecycle: setup checks the options; warmup loads handlers (through `.gen/events.gen.ts` when
+ * it matches the disk) and fails when a handler on an external transport has no `group`; start
+ * subscribes and serves the local broker; stop drains admitted work, then closes transports.
+ *
+ * @module
+ */
+
+import { type AppContext, type LoaderManifest, loadModules, type Plugin } from "@fw/runtime";
+import { EventBus, type StoredDeadLetter } from "./event_bus.ts";
+import { isHandlerDefinition } from "./handler.ts";
+import type { HandlerDefinition } from "./handler_types.ts";
+import { type LocalBroker, serveLocalBroker } from "./local_broker.ts";
+import { MemoryBroker } from "./memory_broker.ts";
+import { activateBus } from "./publisher.ts";
+import { createTransportRouter, type RouteRule } from "./routing.ts";
+import type { Transport } from "./transport.ts";
+import { httpBrokerTransport } from "./transports/http_broker.ts";
+
+/** Options of {@linkcode events} (spec 2.9). */
+export interface EventsOptions {
+  /** Discover `*.on.ts` files (default true). */
+  autoScan?: boolean;
+  /** Explicit handlers (with or without `autoScan`). */
+  handlers?: readonly HandlerDefinition[];
+  /** Handler folder beside the entry file (default `events`). */
+  scanFolder?: string;
+  /** Overrides the entry directory (a path or `import.meta.url`). */
+  root?: string | URL;
+  /** A generated loader to use instead of scanning (`import manifest from "./.gen/events.gen.ts"`). */
+  manifest?: LoaderManifest;
+  /** Broker endpoint; wins over `EVENTS_ENDPOINT`. */
+  endpoint?: string;
+  /** One explicit transport. */
+  transport?: Transport;
+  /** Named transports. */
+  transports?: Readonly<Record<string, Transport>>;
+  /** Routing rules over `transports`. */
+  routes?: readonly RouteRule[];
+  /** Fallback transport name. */
+  defaultTransport?: string;
+  /** The in-memory broker redelivers about 2% of handled messages. */
+  simulateDuplicates?: boolean;
+  /** Dead letters the in-memory broker keeps (default 1000). */
+  deadLetterLimit?: number;
+  /** Local broker port (default `EVENTS_BROKER_PORT`, else 4222; 0 picks one; false serves none). */
+  brokerPort?: number | false;
+  /** Randomness for retry jitter and duplicates (tests). */
+  random?: () => number;
+}
+
+/** The plugin, with access to its bus once warmed up. */
+export interface EventsPlugin extends Plugin {
+  /** The options given. */
+  readonly options: EventsOptions;
+  /** The bus (after warmup). */
+  readonly bus: EventBus | undefined;
+  /** The in-process broker, when the app uses one. */
+  readonly broker: MemoryBroker | undefined;
+  /** The local broker server, when serving. */
+  readonly localBroker: LocalBroker | undefined;
+  /** Dead letters kept by the transports. */
+  deadLetters(options?: { topic?: string }): Promise<StoredDeadLetter[]>;
+  /** Publishes kept dead letters again on their original topic; returns how many. */
+  redrive(ids?: readonly string[]): Promise<number>;
+}
+
+function rootDir(root: string | URL | undefined): string | undefined {
+  if (root === undefined) return undefined;
+  let path = root instanceof URL || String(root).startsWith("file:")
+    ? decodeURIComponent(new URL(String(root)).pathname)
+    : String(root);
+  if (/\.[cm]?[jt]sx?$/.test(path)) path = path.slice(0, path.lastIndexOf("/"));
+  return path.replace(/\/+$/, "") || "/";
+}
+
+function checkOptions(o: EventsOptions): void {
+  if (typeof o !== "object" || o === null) {
+    throw new TypeError("Invalid events() options: expected an object");
+  }
+  if (o.transport && o.transports) {
+    throw new TypeError('Invalid events() options: use "transport" or "transports", not both');
+  }
+  if ((o.routes?.length || o.defaultTransport) && !o.transports) {
+    throw new TypeError(
+      'Invalid events() options: "routes" and "defaultTransport" need a "transports" map',
+    );
+  }
+  for (
+    const [k, t] of Object.entries(o.transports ?? (o.transport ? { transport: o.transport } : {}))
+  ) {
+    if (!t || typeof t.publish !== "function" || typeof t.subscribe !== "function") {
+      throw new TypeError(`Invalid events() transport "${k}": expected a transport object`);
+    }
+  }
+  if (o.transports) {
+    // Fails now, naming the rule, when a route or the default names an unknown transport.
+    createTransportRouter(o.routes ?? [], Object.keys(o.transports), o.defaultTransport);
+  }
+  if (o.handlers !== undefined) {
+    if (!Array.isArray(o.handlers)) {
+      throw new TypeError('Invalid events() option "handlers": expected an array of handlers');
+    }
+    o.handlers.forEach((h, i) => {
+      if (!isHandlerDefinition(h)) {
+        throw new TypeError(
+          `Invalid events() option "handlers[${i}]": expected a handler made with handler(Topic).handle()`,
+        );
+      }
+    });
+  }
+  if (
+    o.brokerPort !== undefined && o.brokerPort !== false &&
+    !(Number.isInteger(o.brokerPort) && o.brokerPort >= 0 && o.brokerPort <= 65535)
+  ) {
+    throw new TypeError(
+      `Invalid events() option "brokerPort": expected a port number or false, got ${o.brokerPort}`,
+    );
+  }
+}
+
+/** Handler definitions exported by discovered modules: `[file#export, definition]`, sorted. */
+function handlersOf(
+  modules: Record<string, Record<string, unknown>>,
+  folder: string,
+): Array<[string, HandlerDefinition]> {
+  const out: Array<[string, HandlerDefinition]> = [];
+  for (const file of Object.keys(modules).sort()) {
+    const mod = modules[file];
+    for (const name of Object.keys(mod).sort()) {
+      if (isHandlerDefinition(mod[name])) out.push([`${folder}/${file}#${name}`, mod[name]]);
+    }
+  }
+  return out;
+}
+
+/**
+ * Creates the events plugin.
+ *
+ * @param options Handlers, transports and local-broker settings.
+ * @returns The plugin for `application().use()`.
+ * @throws {TypeError} For invalid options (at once), {@linkcode Error} at start-up for a handler
+ *   without a group on an external transport or an unreadable events endpoint.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { application } from "@fw/application";
+ * import { events, getPublisher, handler, Int, topic } from "@fw/events";
+ *
+ * const Ping = topic("demo.ping", { n: Int });
+ * const seen: number[] = [];
+ * const app = application().use(events({
+ *   autoScan: false,
+ *   brokerPort: false,
+ *   handlers: [handler(Ping).handle((msg) => void seen.push(msg.payload.n))],
+ * }));
+ * await app.start();
+ * await getPublisher(Ping)({ n: 1 });
+ * await app.stop();
+ * assert.deepEqual(seen, [1]);
+ * ```
+ */
+export function events(options: EventsOptions = {}): EventsPlugin {
+  checkOptions(options);
+  let bus: EventBus | undefined;
+  let broker: MemoryBroker | undefined;
+  let local: LocalBroker | undefined;
+  let deactivate: (() => void) | undefined;
+  const folder = options.scanFolder ?? "events";
+
+  const plugin: EventsPlugin = {
+    name: "events",
+    options,
+    get bus() {
+      return bus;
+    },
+    get broker() {
+      return broker;
+    },
+    get localBroker() {
+      return local;
+    },
+    deadLetters(o) {
+      return bus ? bus.deadLetters(o) : Promise.resolve([]);
+    },
+    redrive(ids) {
+      return bus ? bus.redrive(ids) : Promise.resolve(0);
+    },
+    async warmup(ctx: AppContext) {
+      let transports: Readonly<Record<string, Transport>>;
+      if (options.transports) transports = options.transports;
+      else if (options.transport) transports = { [options.transport.name]: options.transport };
+      else {
+        const endpoint = options.endpoint ?? ctx.env("EVENTS_ENDPOINT");
+        if (endpoint) transports = { local: httpBrokerTransport({ url: endpoint }) };
+        else {
+          broker = new MemoryBroker({
+            clock: ctx.clock,
+            logger: ctx.logger,
+            meter: ctx.meter,
+            simulateDuplicates: options.simulateDuplicates ?? false,
+            ...(options.deadLetterLimit !== undefined
+              ? { deadLetterLimit: options.deadLetterLimit }
+              : {}),
+            ...(options.random ? { random: options.random } : {}),
+          });
+          transports = { memory: broker };
+        }
+      }
+      bus = new EventBus({
+        transports,
+        routes: options.routes,
+        defaultTransport: options.defaultTransport,
+        clock: ctx.clock,
+        logger: ctx.logger,
+        meter: ctx.meter,
+        container: ctx.container,
+        ...(options.random ? { random: options.random } : {}),
+      });
+      const found: Array<[string | undefined, HandlerDefinition]> = [];
+      if (options.autoScan !== false) {
+        let modules = options.manifest?.modules;
+        if (!modules) {
+          const root = rootDir(options.root) ?? ctx.entryDir;
+          const loaded = root
+            ? await loadModules(root, folder, "events", (f) => f.endsWith(".on.ts"))
+            : undefined;
+          if (loaded?.stale) {
+            ctx.logger.warn(
+              `.gen/events.gen.ts is out of date with ${folder}/: scanned instead; run generate`,
+            );
+          }
+          modules = loaded?.modules ?? {};
+        }
+        found.push(...handlersOf(modules, folder));
+      }
+      for (const h of options.handlers ?? []) found.push([undefined, h]);
+      for (const [source, def] of found) {
+        await bus.add(def, def.name ?? source ?? undefined, source);
+      }
+    },
+    async start(ctx: AppContext) {
+      if (broker && options.brokerPort !== false) {
+        const envPort = ctx.env("EVENTS_BROKER_PORT");
+        const port = options.brokerPort ?? (envPort !== undefined ? Number(envPort) : 4222);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) {
+          throw new TypeError(`Invalid EVENTS_BROKER_PORT "${envPort}": expected a port number`);
+        }
+        try {
+          local = serveLocalBroker(broker, { port, logger: ctx.logger });
+          ctx.logger.info(`local events broker listening on ${local.url}`);
+        } catch (err) {
+          if (!(err instanceof Deno.errors.AddrInUse)) throw err;
+          ctx.logger.warn(
+            `local events broker not started: port ${port} is in use; carrying on in-process (set EVENTS_BROKER_PORT to choose another)`,
+          );
+        }
+      }
+      await bus!.start();
+      deactivate = activateBus(bus!);
+    },
+    async stop() {
+      deactivate?.();
+      deactivate = undefined;
+      await local?.close();
+      local = undefined;
+      await bus?.stop();
+    },
+  };
+  return plugin;
+}

@@ -1,0 +1,414 @@
+/**
+ * `denoKvTransport({ path })`: a persistent transport on a Deno KV queue (`enqueue` /
+ * `listenQueue`), on a local SQLite file or on Deno Deploy's managed KV unchanged.
+ *
+ * - A publish reads the topic's subscription groups from KV and enqueues one queue message per
+ *   competing group and one per live instance of each broadcast group, in one atomic commit.
+ * - Each transport holds its handle's queue listener and dispatches to the subscriptions of its
+ *   process (`_deno_kv_dispatch.ts`). A message for a group with no instance here is handed to a
+ *   process that has one (through that process's inbox in KV, which it polls), or parked in KV
+ *   until an instance of its group joins.
+ * - The listener's callback settles only when the consumer acknowledged or retried, so a killed
+ *   process leaves the message with Deno KV, which redelivers it. A retry enqueues a copy with
+ *   `delay` and `attempt + 1`: the retry schedule is the consumer's, not Deno KV's five steps.
+ * - Dead letters with no `<topic>.dlq` subscriber are kept in KV ({@linkcode DenoKvDeadLetters}).
+ *
+ * @module
+ */
+
+import type { Clock, Logger, Meter, TimerHandle } from "@fw/runtime";
+import type { Envelope } from "../envelope.ts";
+import type {
+  DeliveryListener,
+  Subscription,
+  SubscriptionSpec,
+  Transport,
+  TransportCapabilities,
+} from "../transport.ts";
+import { type DeliverMessage, type GroupRecord, keys, MARK, newQid } from "./_deno_kv_keys.ts";
+import { KvDispatcher, type LocalInstance } from "./_deno_kv_dispatch.ts";
+import { type ResolvedOptions, resolveOptions } from "./_deno_kv_options.ts";
+import {
+  beat,
+  liveInstances,
+  recoverInboxes,
+  retryLocked,
+  sweepUndelivered,
+  unpark,
+} from "./_deno_kv_registry.ts";
+import { DenoKvDeadLetters } from "./deno_kv_dead_letters.ts";
+
+/** Options of {@linkcode denoKvTransport}. */
+export interface DenoKvTransportOptions {
+  /**
+   * Database file (`":memory:"` for a throw-away one). Omitted with no `kv`: the default database,
+   * which on Deno Deploy is the project's managed KV.
+   */
+  path?: string;
+  /**
+   * A database handle you opened. The transport adds its queue listener to it and leaves it open
+   * on `close()`; queue values that fw did not send go to `foreignMessage`.
+   */
+  kv?: Deno.Kv;
+  /** First part of every key and queue message (namespace; default `"fw"`). */
+  keyPrefix?: string;
+  /** An instance counts as live this long after its last heartbeat, in ms (default 30000). */
+  instanceTtlMs?: number;
+  /**
+   * How often a listening transport picks up the messages other processes handed to it and, on a
+   * database file, makes the local queue look for messages they enqueued, in ms (default 1000).
+   */
+  pollIntervalMs?: number;
+  /** Deno KV's own redelivery delays after a process dies mid-delivery (at most 5 entries). */
+  backoffSchedule?: readonly number[];
+  /** Dead letters kept with no `<topic>.dlq` subscriber (default 1000). */
+  deadLetterLimit?: number;
+  /** How long a `dedupeKey` suppresses repeats, in ms (default 600000). */
+  dedupeWindowMs?: number;
+  /** Receives queue values that no fw transport sent (default: logged and dropped). */
+  foreignMessage?: (value: unknown) => void | Promise<void>;
+  /** Clock for heartbeats and instance expiry (default the system clock). */
+  clock?: Clock;
+  /** Logger for hand-offs, evictions and failures. */
+  logger?: Logger;
+  /** Meter for `events.dlq.evicted`. */
+  meter?: Meter;
+}
+
+/** At most this many enqueues per atomic commit (Deno KV allows 1000 mutations). */
+const CHUNK = 500;
+/** When a listening transport opens its file once more to recover abandoned messages. */
+const RECOVERY_PROBE_MS = 5500;
+
+/**
+ * The Deno KV transport. Create it with {@linkcode denoKvTransport}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { DenoKvTransport } from "@fw/events/denokv";
+ * const t = new DenoKvTransport({ path: ":memory:" });
+ * assert.deepEqual(t.capabilities, {
+ *   ordering: false,
+ *   persistent: false,
+ *   external: true,
+ *   admission: false,
+ * });
+ * await t.close();
+ * ```
+ */
+export class DenoKvTransport implements Transport {
+  /** `denokv`. */
+  readonly name: string = "denokv";
+  /** Unordered, external, no admission at publish; persistent unless the path is `:memory:`. */
+  readonly capabilities: TransportCapabilities;
+  /** Dead letters kept in KV. */
+  readonly deadLetters: DenoKvDeadLetters;
+  readonly #o: ResolvedOptions;
+  readonly #prefix: string;
+  readonly #owner = crypto.randomUUID();
+  readonly #clock: Clock;
+  readonly #dispatcher: KvDispatcher;
+  readonly #timers = new Set<TimerHandle>();
+  #opening: Promise<Deno.Kv> | undefined;
+  #timersStarted = false;
+  #closed = false;
+
+  /**
+   * Checks the options; the database opens on first use.
+   *
+   * @param options Database, key prefix, timings and services.
+   * @throws {TypeError} For both `path` and `kv`, an empty `keyPrefix` or a bad number.
+   * @throws {Error} When Deno KV is not enabled (`--unstable-kv`).
+   */
+  constructor(options: DenoKvTransportOptions = {}) {
+    const o = this.#o = resolveOptions(options);
+    this.#prefix = o.prefix;
+    this.#clock = o.clock;
+    this.capabilities = {
+      ordering: false,
+      persistent: o.path !== ":memory:",
+      external: true,
+      admission: false,
+    };
+    const open = () => this.#open();
+    this.deadLetters = new DenoKvDeadLetters({
+      kv: open,
+      prefix: o.prefix,
+      limit: o.deadLetterLimit,
+      logger: o.logger,
+      meter: o.meter,
+    });
+    this.#dispatcher = new KvDispatcher({
+      kv: open,
+      prefix: o.prefix,
+      database: o.database,
+      owner: this.#owner,
+      clock: o.clock,
+      enqueueOptions: o.enqueueOptions,
+      foreignMessage: o.foreignMessage,
+      logger: o.logger,
+    });
+  }
+
+  #open(): Promise<Deno.Kv> {
+    if (this.#opening) return this.#opening;
+    if (this.#o.kv) return this.#opening = Promise.resolve(this.#o.kv);
+    const path = this.#o.path;
+    const where = path === undefined ? "the default database" : `"${path}"`;
+    return this.#opening = Deno.openKv(path).catch((err) => {
+      throw new Error(`Cannot open Deno KV at ${where}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    });
+  }
+
+  /**
+   * Enqueues the envelope for every subscription group of its topic (a competing group gets one
+   * copy, each live instance of a broadcast group one). A repeated `dedupeKey` within the window
+   * is dropped. Topics with no group get nothing, as on the other transports.
+   *
+   * @throws {Error} When the transport is closed or Deno KV refuses the write (for example a
+   *   message over 64 KiB).
+   */
+  async publish(envelope: Envelope): Promise<void> {
+    if (this.#closed) {
+      throw new Error(`Cannot publish to topic "${envelope.topic}": the transport is closed`);
+    }
+    const kv = await this.#open();
+    const messages = await this.#fanOut(kv, envelope);
+    const dedupe = typeof envelope.dedupeKey === "string"
+      ? keys.dedupe(this.#prefix, envelope.topic, envelope.dedupeKey)
+      : undefined;
+    if (messages.length === 0 && !dedupe) return;
+    for (let i = 0; i === 0 || i < messages.length; i += CHUNK) {
+      const write = () => {
+        const op = kv.atomic();
+        if (i === 0 && dedupe) {
+          op.check({ key: dedupe, versionstamp: null })
+            .set(dedupe, true, { expireIn: this.#o.dedupeWindow });
+        }
+        for (const m of messages.slice(i, i + CHUNK)) op.enqueue(m, this.#o.enqueueOptions(m, 0));
+        return op.commit();
+      };
+      let ok: boolean;
+      try {
+        ok = (await retryLocked(write)).ok;
+      } catch (err) {
+        throw new Error(
+          `Cannot publish to topic "${envelope.topic}" on Deno KV: ${(err as Error).message}`,
+          { cause: err },
+        );
+      }
+      if (!ok) return; // The dedupe key was used within the window.
+    }
+  }
+
+  async #fanOut(kv: Deno.Kv, envelope: Envelope): Promise<DeliverMessage[]> {
+    const p = this.#prefix;
+    const topic = envelope.topic;
+    const now = this.#clock.now();
+    const out: DeliverMessage[] = [];
+    for await (const g of kv.list<GroupRecord>({ prefix: keys.groups(p, topic) })) {
+      const group = g.key[3] as string;
+      const base = { mark: MARK, kind: "deliver", prefix: p, topic, group, attempt: 1 };
+      if (g.value.distribution !== "broadcast") {
+        out.push({ ...base, qid: newQid(), envelope } as DeliverMessage);
+        continue;
+      }
+      for (const { id } of await liveInstances(kv, p, topic, group, now)) {
+        out.push({ ...base, qid: newQid(), instance: id, envelope } as DeliverMessage);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Joins a group: registers it in KV (durably: a competing group keeps receiving messages while
+   * it has no live instance, and they wait for one), registers this instance with a heartbeat,
+   * and starts the queue listener.
+   *
+   * @throws {Error} When the group exists with another distribution (drop it with
+   *   {@linkcode DenoKvTransport.dropGroup}) or the transport is closed.
+   */
+  async subscribe(spec: SubscriptionSpec, listener: DeliveryListener): Promise<Subscription> {
+    if (this.#closed) {
+      throw new Error(`Cannot subscribe to topic "${spec.topic}": the transport is closed`);
+    }
+    const kv = await this.#open();
+    const gk = keys.group(this.#prefix, spec.topic, spec.group);
+    for (;;) {
+      const existing = await kv.get<GroupRecord>(gk);
+      if (existing.value) {
+        if (existing.value.distribution === spec.distribution) break;
+        throw new Error(
+          `Cannot join group "${spec.group}" of topic "${spec.topic}" as ${spec.distribution}: it is ${existing.value.distribution} in Deno KV (dropGroup() removes it)`,
+        );
+      }
+      const record: GroupRecord = { distribution: spec.distribution };
+      if ((await retryLocked(() => kv.atomic().check(existing).set(gk, record).commit())).ok) {
+        break;
+      }
+    }
+    const instance: LocalInstance = { spec, listener, closed: false };
+    this.#dispatcher.add(instance);
+    await beat(kv, this.#prefix, this.#owner, [spec], this.#clock.now() + this.#o.ttl, this.#o.ttl);
+    this.#dispatcher.listen(kv);
+    this.#startTimers(kv);
+    if (spec.distribution === "competing") {
+      await unpark(kv, this.#prefix, spec.topic, spec.group, this.#o.enqueueOptions);
+    }
+    await sweepUndelivered(kv, this.#prefix, this.#o.enqueueOptions, this.#o.logger);
+    return { close: () => this.#leave(kv, instance) };
+  }
+
+  async #leave(kv: Deno.Kv, instance: LocalInstance): Promise<void> {
+    if (instance.closed) return;
+    this.#dispatcher.remove(instance);
+    if (this.#closed) return;
+    const s = instance.spec;
+    const key = keys.instance(this.#prefix, s.topic, s.group, s.instanceId);
+    await retryLocked(() => kv.delete(key)).catch((err) =>
+      this.#o.logger?.warn("deno kv: could not unregister an instance", { error: err })
+    );
+  }
+
+  /** Heartbeat and repairs every third of the instance TTL; inbox (and wake) every poll. */
+  #startTimers(kv: Deno.Kv): void {
+    if (this.#timersStarted) return;
+    this.#timersStarted = true;
+    const p = this.#prefix;
+    this.#every(Math.max(1, Math.floor(this.#o.ttl / 3)), async () => {
+      const specs = this.#dispatcher.specs();
+      const now = this.#clock.now();
+      await beat(kv, p, this.#owner, specs, now + this.#o.ttl, this.#o.ttl);
+      for (const s of specs) {
+        if (s.distribution === "competing") {
+          await unpark(kv, p, s.topic, s.group, this.#o.enqueueOptions);
+        }
+      }
+      await sweepUndelivered(kv, p, this.#o.enqueueOptions, this.#o.logger);
+      await recoverInboxes(kv, p, now, this.#o.enqueueOptions);
+    });
+    const { file, path } = this.#o;
+    this.#every(this.#o.pollEvery, async () => {
+      if (file) await this.#dispatcher.wake(kv);
+      await this.#dispatcher.pollInbox(kv);
+    });
+    if (file && path !== undefined) {
+      // Deno KV's SQLite backend gives a message that a dead process held back to the queue
+      // when a handle opens the database after the message is 5 s overdue, else only at its
+      // once-a-minute clean-up. Opening one more handle a little later makes a consumer that
+      // restarted right after a crash pick up the messages the crash left behind within seconds.
+      this.#every(RECOVERY_PROBE_MS, async () => {
+        (await Deno.openKv(path)).close();
+      }, false);
+    }
+  }
+
+  #every(ms: number, fn: () => Promise<void>, repeat = true): void {
+    let handle: TimerHandle;
+    const tick = () => {
+      this.#timers.delete(handle);
+      fn().catch((err) => {
+        if (!this.#closed) this.#o.logger?.warn("deno kv: background task failed", { error: err });
+      }).finally(() => {
+        if (this.#closed || !repeat) return;
+        handle = this.#clock.setTimeout(tick, ms);
+        this.#timers.add(handle);
+      });
+    };
+    handle = this.#clock.setTimeout(tick, ms);
+    this.#timers.add(handle);
+  }
+
+  /** Publishes to `<topic>.dlq` when it has a group, else keeps the dead letter in KV. */
+  async deadLetter(envelope: Envelope): Promise<void> {
+    const kv = await this.#open();
+    for await (const _ of kv.list({ prefix: keys.groups(this.#prefix, envelope.topic) })) {
+      await this.publish(envelope);
+      return;
+    }
+    await this.deadLetters.add(envelope, this.#clock.now());
+  }
+
+  /**
+   * Forgets a subscription group: its registry entry, instances and parked messages. Publishes
+   * stop reaching it; queue messages already on their way are dropped when they arrive.
+   *
+   * @param topic Topic name.
+   * @param group Group name.
+   */
+  async dropGroup(topic: string, group: string): Promise<void> {
+    const kv = await this.#open();
+    const p = this.#prefix;
+    await retryLocked(() => kv.delete(keys.group(p, topic, group)));
+    for (const prefix of [keys.instances(p, topic, group), keys.parkedOf(p, topic, group)]) {
+      for await (const e of kv.list({ prefix })) await retryLocked(() => kv.delete(e.key));
+    }
+  }
+
+  /**
+   * Stops heartbeats, unregisters this process's instances and, when the transport opened the
+   * database, closes it. Deliveries still unfinished are handed back to Deno KV, which redelivers
+   * them; queued retries and parked messages stay in the database.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const t of this.#timers) this.#clock.clearTimeout(t);
+    this.#timers.clear();
+    const specs = this.#dispatcher.specs();
+    this.#dispatcher.close();
+    if (!this.#opening) return;
+    const kv = await this.#opening.catch(() => undefined);
+    if (!kv) return;
+    const p = this.#prefix;
+    try {
+      for (const s of specs) {
+        const key = keys.instance(p, s.topic, s.group, s.instanceId);
+        await retryLocked(() => kv.delete(key));
+      }
+      await retryLocked(() => kv.delete(keys.owner(p, this.#owner)));
+      // What other processes handed to this one goes back on the queue for someone else.
+      await recoverInboxes(kv, p, this.#clock.now(), this.#o.enqueueOptions, this.#owner);
+    } catch (err) {
+      this.#o.logger?.warn("deno kv: could not unregister on close", { error: err });
+    }
+    if (!this.#o.kv) {
+      kv.close();
+      await this.#dispatcher.listening;
+    }
+  }
+}
+
+/**
+ * A transport on a Deno KV queue: persistent across restarts with a `path`, shared by every
+ * process that opens the same database, and on Deno Deploy's managed KV when no path is given.
+ * Needs `--unstable-kv` (or `"unstable": ["kv"]` in deno.json).
+ *
+ * @param options `path` or `kv`, `keyPrefix`, timings and services.
+ * @returns The transport (the database opens on first use).
+ * @throws {TypeError} For conflicting or invalid options.
+ * @throws {Error} When Deno KV is not enabled.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { EventBus, getPublisher, handler, Int, topic } from "@fw/events";
+ * import { denoKvTransport } from "@fw/events/denokv";
+ *
+ * const Job = topic("jobs.created", { n: Int });
+ * const bus = new EventBus({ transports: { kv: denoKvTransport({ path: ":memory:" }) } });
+ * const got: number[] = [];
+ * await bus.add(handler(Job).options({ group: "workers" }).handle((m) => void got.push(m.payload.n)));
+ * await bus.start();
+ * await getPublisher(Job, { bus })({ n: 7 });
+ * while (got.length === 0) await new Promise((r) => setTimeout(r, 5));
+ * await bus.stop();
+ * assert.deepEqual(got, [7]);
+ * ```
+ */
+export function denoKvTransport(options: DenoKvTransportOptions = {}): DenoKvTransport {
+  return new DenoKvTransport(options);
+}

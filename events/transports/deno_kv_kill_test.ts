@@ -1,0 +1,126 @@
+/**
+ * Kills a consumer process mid-delivery on Deno KV and shows that the message is delivered by
+ * the next process on the same database (spec 6.2.3, at-least-once; issue 6).
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { EventBus } from "../event_bus.ts";
+import { getPublisher } from "../publisher.ts";
+import { topic } from "../topic.ts";
+import { Int } from "@fw/runtime";
+import { DenoKvTransport } from "./deno_kv.ts";
+
+const Job = topic("kill.job", { n: Int });
+const fixture = new URL("./testdata/kv_consumer.ts", import.meta.url).pathname;
+const config = new URL("../../deno.json", import.meta.url).pathname;
+
+interface Line {
+  event: string;
+  pid: number;
+  n?: number;
+  id?: string;
+  attempt?: number;
+}
+
+/** A `deno run` of the fixture whose JSON output lines are collected as they arrive. */
+class Consumer {
+  readonly lines: Line[] = [];
+  readonly #child: Deno.ChildProcess;
+  readonly #reading: Promise<void>;
+  #stderr = "";
+
+  constructor(path: string, mode: "hang" | "handle") {
+    this.#child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--unstable-kv", "--config", config, fixture, path, mode],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#reading = Promise.all([this.#read(), this.#readErrors()]).then(() => {});
+  }
+
+  async #read(): Promise<void> {
+    let buffered = "";
+    for await (const chunk of this.#child.stdout.pipeThrough(new TextDecoderStream())) {
+      buffered += chunk;
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, nl).trim();
+        buffered = buffered.slice(nl + 1);
+        if (line.startsWith("{")) this.lines.push(JSON.parse(line));
+      }
+    }
+  }
+
+  async #readErrors(): Promise<void> {
+    for await (const chunk of this.#child.stderr.pipeThrough(new TextDecoderStream())) {
+      this.#stderr += chunk;
+    }
+  }
+
+  /** Waits for a line matching `match`, failing after `ms` with the process's stderr. */
+  async next(match: (l: Line) => boolean, ms: number, what: string): Promise<Line> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const found = this.lines.find(match);
+      if (found) return found;
+      if (Date.now() > end) {
+        throw new Error(`Timed out after ${ms} ms waiting for ${what}; stderr: ${this.#stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  async kill(): Promise<void> {
+    try {
+      this.#child.kill("SIGKILL");
+    } catch { /* already exited */ }
+    await this.#child.status;
+    await this.#reading;
+  }
+}
+
+Deno.test("denoKvTransport delivers a message after its consumer process was killed mid-delivery", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "fw-denokv-kill-" });
+  const path = `${dir}/events.sqlite`;
+  const publisher = new DenoKvTransport({ path });
+  const bus = new EventBus({ transports: { kv: publisher } });
+  const publish = getPublisher(Job, { bus });
+  let first: Consumer | undefined, second: Consumer | undefined;
+  try {
+    first = new Consumer(path, "hang");
+    await first.next((l) => l.event === "ready", 30_000, "the first consumer to subscribe");
+    await publish({ n: 1 }, { messageId: "kill-1" });
+    const started = await first.next((l) => l.event === "started", 10_000, "the delivery");
+    assert.deepEqual([started.n, started.id, started.attempt], [1, "kill-1", 1]);
+    await first.kill(); // SIGKILL while the handler runs: it never acknowledged.
+    assert.equal(first.lines.filter((l) => l.event === "handled").length, 0);
+
+    // Deno KV hands an abandoned message out again once it is 5 s overdue, when a handle opens
+    // the database; the restarted consumer's transport does that for itself (RECOVERY_PROBE_MS).
+    second = new Consumer(path, "handle");
+    const handled = await second.next(
+      (l) => l.event === "handled" && l.id === "kill-1",
+      20_000,
+      "the redelivery in the second process",
+    );
+    assert.equal(handled.n, 1);
+    assert.equal(handled.attempt, 1);
+
+    // Messages published while it runs reach it too (another process, same database).
+    await publish({ n: 2 }, { messageId: "kill-2" });
+    const next = await second.next(
+      (l) => l.event === "handled" && l.id === "kill-2",
+      10_000,
+      "n=2",
+    );
+    assert.equal(next.pid, handled.pid);
+  } finally {
+    await first?.kill();
+    await second?.kill();
+    await bus.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,186 @@
+/**
+ * `deno task bench:events`: publish-to-handled throughput and latency of the event transports,
+ * with payload validation on, beside a bare in-process queue doing the same work in the same run.
+ *
+ * For each system and each handler concurrency (1 and 100), `--messages` (200,000; for Deno KV
+ * `--kv-messages`, 2,000, as its local queue hands out about a thousand a second) messages are published as fast as the system accepts them; the clock
+ * stops when the handler has seen the last one. Latency is publish call to handler entry, per
+ * message (p50 and p99). Rounds alternate between systems to cancel drift; the best round counts.
+ *
+ * Systems:
+ * - `bare`: a compiled validator, an array queue and a worker loop with the same concurrency
+ *   limit calling the same handler (the floor any broker pays);
+ * - `memory`: `getPublisher()` -> `EventBus` -> `MemoryBroker` -> consumer (context, DI scope,
+ *   time-out, metrics, completion log at `warn` level so lines are not printed);
+ * - `denokv`: the same over `@fw/events/denokv` on a temporary file (when that sub-path exists).
+ *
+ * Options: `--messages <n>`, `--kv-messages <n>`, `--rounds <n>` (3), `--only bare,memory,denokv`.
+ *
+ * @module
+ */
+
+import { compile, createLogger, Int, MinLength, Uuid } from "@fw/runtime";
+import { EventBus, getPublisher, handler, MemoryBroker, topic, type Transport } from "@fw/events";
+
+const args = Object.fromEntries(
+  Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
+    .filter((x) => x.length),
+);
+const MESSAGES = Number(args.messages ?? 200_000);
+const KV_MESSAGES = Number(args["kv-messages"] ?? 2_000);
+const ROUNDS = Number(args.rounds ?? 3);
+const only = args.only ? new Set(String(args.only).split(",")) : undefined;
+
+const Payload = { id: Uuid, customer: MinLength(1), items: Int, total: Int };
+const Order = topic("bench.order", Payload);
+const ID = "6f1c2a5e-8a3b-4f1e-9d2c-1b2a3c4d5e6f";
+
+interface Result {
+  rate: number;
+  p50: number;
+  p99: number;
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+}
+
+function summarize(n: number, elapsedMs: number, latencies: Float64Array): Result {
+  latencies.sort();
+  return {
+    rate: n / (elapsedMs / 1000),
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+  };
+}
+
+/** The bare baseline: validate, enqueue, run with a concurrency limit. */
+async function runBare(n: number, concurrency: number): Promise<Result> {
+  const validate = compile(Payload, "payload");
+  const latencies = new Float64Array(n);
+  const queue: Array<{ payload: unknown; at: number; i: number }> = [];
+  let head = 0, running = 0, handled = 0;
+  let done!: () => void;
+  const finished = new Promise<void>((r) => done = r);
+  const work = async (item: { payload: unknown; at: number; i: number }) => {
+    const checked = validate(item.payload);
+    if (!checked.ok) throw new Error("invalid");
+    latencies[item.i] = performance.now() - item.at;
+    await Promise.resolve();
+  };
+  const pump = () => {
+    while (head < queue.length && running < concurrency) {
+      const item = queue[head++];
+      running++;
+      work(item).finally(() => {
+        running--;
+        if (++handled === n) done();
+        else pump();
+      });
+    }
+  };
+  const start = performance.now();
+  for (let i = 0; i < n; i++) {
+    const payload = { id: ID, customer: "c", items: i, total: 5 };
+    if (!validate(payload).ok) throw new Error("invalid");
+    queue.push({ payload, at: performance.now(), i });
+    pump();
+    if ((i & 1023) === 0) await Promise.resolve();
+  }
+  await finished;
+  return summarize(n, performance.now() - start, latencies);
+}
+
+/** fw over a transport. */
+async function runFw(
+  transport: Transport,
+  n: number,
+  concurrency: number,
+): Promise<Result> {
+  const latencies = new Float64Array(n);
+  const sent = new Float64Array(n);
+  let handled = 0;
+  let done!: () => void;
+  const finished = new Promise<void>((r) => done = r);
+  const bus = new EventBus({
+    transports: { main: transport },
+    logger: createLogger({ level: "warn" }),
+  });
+  await bus.add(
+    handler(Order).options({ group: "bench", concurrency }).handle(async (msg) => {
+      const i = msg.payload.items;
+      latencies[i] = performance.now() - sent[i];
+      await Promise.resolve();
+      if (++handled === n) done();
+    }),
+  );
+  await bus.start();
+  const publish = getPublisher(Order, { bus });
+  const start = performance.now();
+  const inflight: Promise<unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    sent[i] = performance.now();
+    inflight.push(publish({ id: ID, customer: "c", items: i, total: 5 }));
+    if (inflight.length >= 256) {
+      await Promise.all(inflight);
+      inflight.length = 0;
+    }
+  }
+  await Promise.all(inflight);
+  await finished;
+  const result = summarize(n, performance.now() - start, latencies);
+  await bus.stop();
+  return result;
+}
+
+async function kvTransport(): Promise<(() => Promise<Transport>) | undefined> {
+  try {
+    const mod = await import("@fw/events/denokv") as {
+      denoKvTransport: (o: { path: string }) => Transport;
+    };
+    return async () => mod.denoKvTransport({ path: await Deno.makeTempFile({ suffix: ".kv" }) });
+  } catch (err) {
+    console.error(`denokv skipped: ${err instanceof Error ? err.message : err}`);
+    return undefined;
+  }
+}
+
+const systems: Array<[string, number, (c: number, n: number) => Promise<Result>]> = [];
+if (!only || only.has("bare")) systems.push(["bare", MESSAGES, (c, n) => runBare(n, c)]);
+if (!only || only.has("memory")) {
+  systems.push(["memory", MESSAGES, (c, n) => runFw(new MemoryBroker(), n, c)]);
+}
+if (!only || only.has("denokv")) {
+  const make = await kvTransport();
+  if (make) systems.push(["denokv", KV_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
+}
+
+const best = new Map<string, Result>();
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const concurrency of [1, 100]) {
+    for (const [name, n, run] of round % 2 ? systems : [...systems].reverse()) {
+      const r = await run(concurrency, n);
+      const key = `${name}@${concurrency}`;
+      const prev = best.get(key);
+      if (!prev || r.rate > prev.rate) best.set(key, r);
+      console.error(
+        `round ${round} ${key.padEnd(12)} ${Math.round(r.rate).toLocaleString("en")} msg/s`,
+      );
+    }
+  }
+}
+
+const fmt = (x: number) => Math.round(x).toLocaleString("en");
+console.log("\nsystem    concurrency   messages/s   p50 ms   p99 ms   vs bare");
+for (const concurrency of [1, 100]) {
+  const bare = best.get(`bare@${concurrency}`);
+  for (const [name, n] of systems) {
+    const r = best.get(`${name}@${concurrency}`)!;
+    const ratio = bare ? (r.rate / bare.rate).toFixed(2) : "-";
+    console.log(
+      `${name.padEnd(9)} ${String(concurrency).padStart(11)} ${fmt(r.rate).padStart(12)} ${
+        r.p50.toFixed(2).padStart(8)
+      } ${r.p99.toFixed(2).padStart(8)}   ${ratio}   (${n.toLocaleString("en")} messages)`,
+    );
+  }
+}
