@@ -87,7 +87,7 @@ export class RoutePolicies {
   ): Response | Promise<Response> {
     if (this.#stream && this.#cors !== undefined && !this.#cors.admitsStream(req)) {
       return this.#finish(
-        jsonError(403, `Origin "${req.headers.get("origin")}" is not allowed`),
+        jsonError(403, `Origin "${req.headers.get("origin")?.slice(0, 200)}" is not allowed`),
         req,
         undefined,
       );

@@ -30,7 +30,7 @@ import { type ContextProvider, contextProviders } from "./_context_providers.ts"
 import { preflights } from "./_policies.ts";
 import { matchedRoutes } from "./_route_info.ts";
 import { closeStreams } from "./_stream_context.ts";
-import { traceIdOf } from "./_trace.ts";
+import { decodeParams, pathOf, RequestValues, stripBody } from "./_dispatch.ts";
 import type { Router } from "./router/router.ts";
 import { TrieRouter } from "./router/trie_router.ts";
 
@@ -96,20 +96,6 @@ function resolveRoot(root: string | URL | undefined): string | undefined {
   }
   if (value && /\.[cm]?[jt]sx?$/.test(value)) value = value.slice(0, value.lastIndexOf("/")) || "/";
   return value?.replace(/\/+$/, "") || value;
-}
-
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start === -1) return "/";
-  let end = url.length;
-  for (let i = start; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 63 || c === 35) {
-      end = i;
-      break;
-    }
-  }
-  return url.slice(start, end);
 }
 
 /**
@@ -471,68 +457,6 @@ export class Application {
     if (methods.includes("GET") && !methods.includes("HEAD")) methods.push("HEAD");
     return policy.preflight(req, methods.sort());
   }
-}
-
-/**
- * The async-context values of a request: `request`, and `traceId` computed on first use (a
- * prototype getter, so creating the values costs one small object). Nested `runInContext()`
- * scopes keep the prototype, so they see the same trace id.
- */
-class RequestValues {
-  constructor(readonly request: Request) {}
-  get traceId(): string {
-    return traceIdOf(this.request);
-  }
-}
-
-function stripBody(res: Response): Response {
-  res.body?.cancel().catch(() => {});
-  return new Response(null, {
-    status: res.status,
-    statusText: res.statusText,
-    headers: res.headers,
-  });
-}
-
-const catchAllNames = new Map<string, string | undefined>();
-
-function decodeParams(
-  raw: Record<string, string>,
-  pattern: string,
-): Record<string, string> | Response {
-  let catchAll = catchAllNames.get(pattern);
-  if (catchAll === undefined && !catchAllNames.has(pattern)) {
-    catchAll = /\*(\w+)$/.exec(pattern)?.[1];
-    catchAllNames.set(pattern, catchAll);
-  }
-  let out: Record<string, string> | undefined;
-  for (const key in raw) {
-    const encoded = raw[key];
-    if (key !== catchAll && !encoded.includes("%")) continue; // nothing to decode: keep as is
-    let value: string;
-    try {
-      value = decodeURIComponent(encoded);
-    } catch {
-      return jsonError(400, `Malformed percent-encoding in path parameter "${key}"`);
-    }
-    if (value.includes("\0")) {
-      return jsonError(400, `Path parameter "${key}" contains a NUL character`);
-    }
-    if (key === catchAll) {
-      const segments = encoded.split("/").map((s) => {
-        try {
-          return decodeURIComponent(s);
-        } catch {
-          return s;
-        }
-      });
-      if (segments.some((s) => s === ".." || s === "." || s.includes("/") || s.includes("\\"))) {
-        return jsonError(400, `Path parameter "${key}" must not contain "." or ".." segments`);
-      }
-    }
-    (out ??= { ...raw })[key] = value;
-  }
-  return out ?? raw;
 }
 
 /**

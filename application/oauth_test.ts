@@ -225,3 +225,28 @@ Deno.test("oauth() rejects configuration mistakes at start-up", async () => {
   const badKey = makeApp({}, { plugins: [oauth({ ...base, publicKey: "-----BEGIN" })] }).app;
   await assert.rejects(badKey.warmup(), /"publicKey" cannot be imported/);
 });
+
+Deno.test("oauth() middleware form sets user for hosts without context providers", async () => {
+  const plugin = oauth({ issuer: ISS, audience: AUD, secret: SECRET });
+  const { app } = makeApp({});
+  const middlewares: import("@fw/runtime").Middleware[] = [];
+  // a host that only knows the ordinary middleware chain
+  await plugin.setup!({ ...app.context, addMiddleware: (mw) => void middlewares.push(mw) });
+  const [mw] = middlewares;
+  const now = Math.floor(Date.now() / 1000);
+  const jwt = await signJwt(claims({ sub: "plain-host" }, now), HS);
+  const seen: (string | undefined)[] = [];
+  const next = () => {
+    seen.push(useContext<{ user?: AuthUser }>().user?.sub);
+    return Promise.resolve(new Response(null, { status: 204 }));
+  };
+  const request = (auth?: string) =>
+    new Request("http://localhost/", { headers: auth ? { authorization: auth } : {} });
+  const info = { server: { hostname: "localhost", port: 0, url: "http://localhost" } };
+  await mw(request(`Bearer ${jwt}`), info, next); // verified
+  await mw(request(`bearer ${jwt}`), info, next); // cached; the scheme is case-insensitive
+  await import("@fw/runtime").then(({ runInContext }) =>
+    runInContext({}, () => mw(request("Bearer x.y.z"), info, next))
+  );
+  assert.deepEqual(seen, ["plain-host", "plain-host", undefined]);
+});
