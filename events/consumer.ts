@@ -177,7 +177,7 @@ export class Consumer {
       return "accepted";
     }
     if (def.filter && !matches(def.filter.attributes, d.envelope.attributes)) {
-      void d.ack();
+      this.#afterMaybe(d.ack());
       return "accepted";
     }
     const { concurrency, queueLimit, overflow } = def.options;
@@ -193,7 +193,7 @@ export class Consumer {
     if (overflow === "drop") {
       this.#m.dropped.add(1);
       this.#log(d, "dropped", 0, { reason: "queue full" });
-      void d.ack();
+      this.#afterMaybe(d.ack());
       return "dropped";
     }
     return "rejected";
@@ -286,7 +286,8 @@ export class Consumer {
     if (!error) {
       this.#m.success.add(1);
       this.#log(d, "acked", duration);
-      this.#after(d.ack());
+      const acked = d.ack();
+      if (acked) this.#after(acked);
     } else {
       this.#m.failure.add(1);
       this.#fail(d, error, duration, false);
@@ -297,6 +298,10 @@ export class Consumer {
   #release(): void {
     this.#running--;
     this.#pump();
+  }
+
+  #afterMaybe(p: void | Promise<void>): void {
+    if (p) this.#after(p);
   }
 
   /** Tracks a transport call (ack, retry, dead-letter) so stop() waits for it. */

@@ -18,6 +18,7 @@ import {
 } from "@fw/runtime";
 import { Consumer } from "./consumer.ts";
 import type { Envelope } from "./envelope.ts";
+import type { PublishReceipt } from "./publisher.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
 import type { DeadLetter, Transport } from "./transport.ts";
@@ -144,6 +145,22 @@ export class EventBus {
     return this.#transports[this.#router.select(envelope.topic, envelope.channel)]
       .publish(envelope)
       .then(() => counters.ok.add(1));
+  }
+
+  /**
+   * Sends an envelope and resolves to the publish receipt (one promise on the hot path).
+   *
+   * @param envelope The envelope.
+   * @returns Message id and trace id.
+   */
+  publishEnvelope(envelope: Envelope): Promise<PublishReceipt> {
+    const counters = this.publishCounters(envelope.topic);
+    return this.#transports[this.#router.select(envelope.topic, envelope.channel)]
+      .publish(envelope)
+      .then(() => {
+        counters.ok.add(1);
+        return { messageId: envelope.id, traceId: envelope.traceId };
+      });
   }
 
   /**

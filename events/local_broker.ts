@@ -213,10 +213,10 @@ function subscribe(
     const d = typeof frame.seq === "number" ? pending.get(frame.seq) : undefined;
     if (!d) return;
     pending.delete(frame.seq as number);
-    if (frame.type === "ack") void d.ack();
+    if (frame.type === "ack") void Promise.resolve(d.ack()).catch(() => {});
     else if (frame.type === "retry") {
       const delay = typeof frame.delay === "number" && frame.delay >= 0 ? frame.delay : 1000;
-      void d.retry(delay);
+      void Promise.resolve(d.retry(delay)).catch(() => {});
     }
   };
   socket.onerror = () => {};
@@ -225,7 +225,7 @@ function subscribe(
     sockets.delete(socket);
     void subscription?.close();
     // Unanswered deliveries go back to the group at once (another instance or the waiting list).
-    for (const d of pending.values()) void d.retry(0);
+    for (const d of pending.values()) void Promise.resolve(d.retry(0)).catch(() => {});
     pending.clear();
     logger?.debug("local broker subscriber left", { topic, group, instance });
   };

@@ -54,6 +54,36 @@ interface Group {
   pending: Array<[Envelope, number]>;
 }
 
+interface DeliveryHooks {
+  acked(d: MemoryDelivery): void;
+  retried(d: MemoryDelivery, delayMs: number): void;
+}
+
+/** One delivery of the memory broker: ack and retry finish synchronously. */
+class MemoryDelivery implements Delivery {
+  #done = false;
+  constructor(
+    readonly hooks: DeliveryHooks,
+    readonly group: Group,
+    readonly instance: Instance,
+    readonly envelope: Envelope,
+    readonly attempt: number,
+    readonly duplicate: boolean,
+  ) {}
+
+  ack(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.hooks.acked(this);
+  }
+
+  retry(delayMs: number): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.hooks.retried(this, delayMs);
+  }
+}
+
 const DUPLICATE_RATE = 0.02;
 const DEDUPE_LIMIT = 10_000;
 
@@ -198,29 +228,27 @@ export class MemoryBroker implements Transport {
     attempt: number,
     duplicate = false,
   ): Admission {
-    let done = false;
-    const delivery: Delivery = {
-      envelope,
-      attempt,
-      ack: () => {
-        if (done) return Promise.resolve();
-        done = true;
-        if (this.#duplicates && !duplicate && this.#random() < DUPLICATE_RATE) {
-          // Redeliver once more, as a fresh delivery; a duplicate is never duplicated again.
-          this.#duplicated++;
-          this.#later(0, () => this.#redeliver(group, instance, envelope, 1, true));
-        }
-        return Promise.resolve();
-      },
-      retry: (delayMs: number) => {
-        if (done) return Promise.resolve();
-        done = true;
-        this.#later(delayMs, () => this.#redeliver(group, instance, envelope, attempt + 1, false));
-        return Promise.resolve();
-      },
-    };
-    return instance.listener(delivery);
+    return instance.listener(
+      new MemoryDelivery(this.#hooks, group, instance, envelope, attempt, duplicate),
+    );
   }
+
+  /** What a delivery calls back into (one object per broker, no closures per message). */
+  readonly #hooks: DeliveryHooks = {
+    acked: (d) => {
+      if (this.#duplicates && !d.duplicate && this.#random() < DUPLICATE_RATE) {
+        // Redeliver once more, as a fresh delivery; a duplicate is never duplicated again.
+        this.#duplicated++;
+        this.#later(0, () => this.#redeliver(d.group, d.instance, d.envelope, 1, true));
+      }
+    },
+    retried: (d, delayMs) => {
+      this.#later(
+        delayMs,
+        () => this.#redeliver(d.group, d.instance, d.envelope, d.attempt + 1, false),
+      );
+    },
+  };
 
   #later(ms: number, fn: () => void): void {
     if (this.#closed) return;

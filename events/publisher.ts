@@ -174,6 +174,6 @@ export function getPublisher<S extends SchemaLike>(
     } catch (err) {
       return Promise.reject(err);
     }
-    return bus.send(envelope).then(() => ({ messageId: envelope.id, traceId: envelope.traceId }));
+    return bus.publishEnvelope(envelope);
   };
 }

@@ -27,10 +27,13 @@ export interface Delivery {
   readonly envelope: Envelope;
   /** 1-based attempt number. */
   readonly attempt: number;
-  /** Done: the transport forgets the message (for this group or instance). */
-  ack(): Promise<void>;
+  /**
+   * Done: the transport forgets the message (for this group or instance). In-process transports
+   * may finish synchronously and return nothing; others return a promise of their write.
+   */
+  ack(): void | Promise<void>;
   /** Redeliver after `delayMs` with `attempt + 1`; the transport owns the timer or the schedule. */
-  retry(delayMs: number): Promise<void>;
+  retry(delayMs: number): void | Promise<void>;
 }
 
 /**

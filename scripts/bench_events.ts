@@ -14,7 +14,11 @@
  *   time-out, metrics, completion log at `warn` level so lines are not printed);
  * - `denokv`: the same over `@fw/events/denokv` on a temporary file (when that sub-path exists).
  *
- * Options: `--messages <n>`, `--kv-messages <n>`, `--rounds <n>` (3), `--only bare,memory,denokv`.
+ * Publishers keep at most `--window` (1,000) messages published but not yet handled, so the run
+ * measures a steady state rather than a backlog growing in memory.
+ *
+ * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
+ * `--only bare,memory,denokv`.
  *
  * @module
  */
@@ -29,6 +33,7 @@ const args = Object.fromEntries(
 const MESSAGES = Number(args.messages ?? 200_000);
 const KV_MESSAGES = Number(args["kv-messages"] ?? 2_000);
 const ROUNDS = Number(args.rounds ?? 3);
+const WINDOW = Number(args.window ?? 1000);
 const only = args.only ? new Set(String(args.only).split(",")) : undefined;
 
 const Payload = { id: Uuid, customer: MinLength(1), items: Int, total: Int };
@@ -54,12 +59,35 @@ function summarize(n: number, elapsedMs: number, latencies: Float64Array): Resul
   };
 }
 
+/** Lets a publisher run at most WINDOW messages ahead of the handler. */
+class Window {
+  handled = 0;
+  #wake: (() => void) | undefined;
+  #waitFor = 0;
+  /** Call from the handler. */
+  done(): void {
+    this.handled++;
+    if (this.#wake && this.handled >= this.#waitFor) {
+      const wake = this.#wake;
+      this.#wake = undefined;
+      wake();
+    }
+  }
+  /** Resolves once the handler is less than WINDOW behind message `i`. */
+  room(i: number): Promise<void> | undefined {
+    if (i - this.handled < WINDOW) return undefined;
+    this.#waitFor = i - (WINDOW >> 1);
+    return new Promise((r) => this.#wake = r);
+  }
+}
+
 /** The bare baseline: validate, enqueue, run with a concurrency limit. */
 async function runBare(n: number, concurrency: number): Promise<Result> {
   const validate = compile(Payload, "payload");
   const latencies = new Float64Array(n);
   const queue: Array<{ payload: unknown; at: number; i: number }> = [];
-  let head = 0, running = 0, handled = 0;
+  let head = 0, running = 0;
+  const window = new Window();
   let done!: () => void;
   const finished = new Promise<void>((r) => done = r);
   const work = async (item: { payload: unknown; at: number; i: number }) => {
@@ -74,7 +102,8 @@ async function runBare(n: number, concurrency: number): Promise<Result> {
       running++;
       work(item).finally(() => {
         running--;
-        if (++handled === n) done();
+        window.done();
+        if (window.handled === n) done();
         else pump();
       });
     }
@@ -85,7 +114,8 @@ async function runBare(n: number, concurrency: number): Promise<Result> {
     if (!validate(payload).ok) throw new Error("invalid");
     queue.push({ payload, at: performance.now(), i });
     pump();
-    if ((i & 1023) === 0) await Promise.resolve();
+    const wait = window.room(i);
+    if (wait) await wait;
   }
   await finished;
   return summarize(n, performance.now() - start, latencies);
@@ -99,7 +129,7 @@ async function runFw(
 ): Promise<Result> {
   const latencies = new Float64Array(n);
   const sent = new Float64Array(n);
-  let handled = 0;
+  const window = new Window();
   let done!: () => void;
   const finished = new Promise<void>((r) => done = r);
   const bus = new EventBus({
@@ -111,7 +141,8 @@ async function runFw(
       const i = msg.payload.items;
       latencies[i] = performance.now() - sent[i];
       await Promise.resolve();
-      if (++handled === n) done();
+      window.done();
+      if (window.handled === n) done();
     }),
   );
   await bus.start();
@@ -125,6 +156,8 @@ async function runFw(
       await Promise.all(inflight);
       inflight.length = 0;
     }
+    const wait = window.room(i);
+    if (wait) await wait;
   }
   await Promise.all(inflight);
   await finished;
