@@ -275,6 +275,7 @@ export class Consumer {
 
   #settle(inv: Invocation, error: Error | undefined): void {
     const o = this.#o;
+    this.#dropSettled();
     const duration = o.clock.now() - inv._start;
     this.#m.duration.record(duration);
     if (inv._scope) {
@@ -320,6 +321,21 @@ export class Consumer {
   #track(inv: Invocation): void {
     this.#timeouts.push(inv);
     if (this.#timer === undefined) this.#arm();
+  }
+
+  /** Forgets settled invocations at the head of the time-out queue (they finish mostly in order). */
+  #dropSettled(): void {
+    const q = this.#timeouts;
+    let head = this.#tHead;
+    while (head < q.length && q[head]._settled) head++;
+    if (head === q.length) {
+      q.length = 0;
+      head = 0;
+    } else if (head > 1024 && head * 2 > q.length) {
+      q.splice(0, head);
+      head = 0;
+    }
+    this.#tHead = head;
   }
 
   #arm(): void {
