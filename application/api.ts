@@ -13,6 +13,7 @@ import {
   type LoaderManifest,
   loadModules,
   type Plugin,
+  rootDirOf,
   type SchemaLike,
   type SchemaNode,
   toSchemaNode,
@@ -123,15 +124,6 @@ function normalisePrefix(prefix: string | undefined, where: string): string {
     throw new TypeError(`${where}: "prefix" must start with "/", got ${JSON.stringify(prefix)}`);
   }
   return prefix.replace(/\/+$/, "");
-}
-
-function rootDir(root: string | URL | undefined): string | undefined {
-  if (root === undefined) return undefined;
-  let path = root instanceof URL || String(root).startsWith("file:")
-    ? decodeURIComponent(new URL(String(root)).pathname)
-    : String(root);
-  if (/\.[cm]?[jt]sx?$/.test(path)) path = path.slice(0, path.lastIndexOf("/"));
-  return path.replace(/\/+$/, "") || "/";
 }
 
 /**
@@ -247,7 +239,7 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       prefix = explicitPrefix ?? ctx.prefix;
       const found: ApiRoute[] = [];
       if (options.autoScan !== false) {
-        const root = rootDir(options.root) ?? ctx.entryDir;
+        const root = rootDirOf(options.root) ?? ctx.entryDir;
         let modules = options.manifest?.modules;
         if (!modules) {
           if (!root) {

@@ -17,7 +17,13 @@
  * @module
  */
 
-import { type AppContext, type LoaderManifest, loadModules, type Plugin } from "@fw/runtime";
+import {
+  type AppContext,
+  type LoaderManifest,
+  loadModules,
+  type Plugin,
+  rootDirOf,
+} from "@fw/runtime";
 import { EventBus, type StoredDeadLetter } from "./event_bus.ts";
 import { isHandlerDefinition } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
@@ -74,15 +80,6 @@ export interface EventsPlugin extends Plugin {
   deadLetters(options?: { topic?: string }): Promise<StoredDeadLetter[]>;
   /** Publishes kept dead letters again on their original topic; returns how many. */
   redrive(ids?: readonly string[]): Promise<number>;
-}
-
-function rootDir(root: string | URL | undefined): string | undefined {
-  if (root === undefined) return undefined;
-  let path = root instanceof URL || String(root).startsWith("file:")
-    ? decodeURIComponent(new URL(String(root)).pathname)
-    : String(root);
-  if (/\.[cm]?[jt]sx?$/.test(path)) path = path.slice(0, path.lastIndexOf("/"));
-  return path.replace(/\/+$/, "") || "/";
 }
 
 function checkOptions(o: EventsOptions): void {
@@ -233,7 +230,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
       if (options.autoScan !== false) {
         let modules = options.manifest?.modules;
         if (!modules) {
-          const root = rootDir(options.root) ?? ctx.entryDir;
+          const root = rootDirOf(options.root) ?? ctx.entryDir;
           const loaded = root
             ? await loadModules(root, folder, "events", (f) => f.endsWith(".on.ts"))
             : undefined;

@@ -157,3 +157,28 @@ export async function loadModules(
   if (!files) return undefined;
   return { modules: await importFiles(dir, files), source: "scan", stale: false };
 }
+
+/**
+ * The directory a `root` option names: a folder path, a `file:` URL, or an entry file's
+ * `import.meta.url` (its folder).
+ *
+ * @param root The option value.
+ * @returns An absolute folder path without a trailing slash, or `undefined` when not given.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { rootDirOf } from "@fw/runtime";
+ * assert.equal(rootDirOf("file:///app/src/main.ts"), "/app/src");
+ * assert.equal(rootDirOf("/app/src/"), "/app/src");
+ * assert.equal(rootDirOf(undefined), undefined);
+ * ```
+ */
+export function rootDirOf(root: string | URL | undefined): string | undefined {
+  if (root === undefined) return undefined;
+  let path = root instanceof URL || String(root).startsWith("file:")
+    ? decodeURIComponent(new URL(String(root)).pathname)
+    : String(root);
+  if (/\.[cm]?[jt]sx?$/.test(path)) path = path.slice(0, path.lastIndexOf("/"));
+  return path.replace(/\/+$/, "") || "/";
+}

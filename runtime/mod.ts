@@ -218,4 +218,5 @@ export {
   loadModules,
   type ModuleMap,
   renderLoader,
+  rootDirOf,
 } from "./loader.ts";
