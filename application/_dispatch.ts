@@ -6,7 +6,7 @@
  */
 
 import { jsonError } from "./_errors.ts";
-import { traceIdOf } from "./_trace.ts";
+import { knownTraceId, newTraceId, traceIdOf } from "./_trace.ts";
 
 /**
  * The path of a request URL, without building a `URL`.
@@ -32,11 +32,35 @@ export function pathOf(url: string): string {
  * The async-context values of a request: `request`, and `traceId` computed on first use (a
  * prototype getter, so creating the values costs one small object). Nested `runInContext()`
  * scopes keep the prototype, so they see the same trace id.
+ *
+ * Once a unary response is ready the dispatcher calls `release()`: the async context frame
+ * outlives the request (promises created during it keep it), and a frame that still held the
+ * request kept its whole object graph alive through garbage collections, which cost more than
+ * the rest of the request. A trace id first asked for after that (work that outlives the
+ * response) is a new one.
  */
 export class RequestValues {
-  constructor(readonly request: Request) {}
+  /** The request, until `release()`. */
+  request: Request | undefined;
+  /** The trace id, once fixed without the request. */
+  _traceId: string | undefined = undefined;
+
+  constructor(request: Request) {
+    this.request = request;
+  }
+
   get traceId(): string {
-    return traceIdOf(this.request);
+    const req = this.request;
+    if (req !== undefined) return traceIdOf(req);
+    return this._traceId ??= newTraceId();
+  }
+
+  /** Drops the request, keeping the trace id if it was computed. */
+  release(): void {
+    const req = this.request;
+    if (req === undefined) return;
+    this._traceId = knownTraceId(req);
+    this.request = undefined;
   }
 }
 

@@ -6,7 +6,7 @@
 
 import { type Logger, statusText, toErrorResponse } from "@fw/runtime";
 
-const JSON_TYPE = "application/json; charset=utf-8";
+const JSON_TYPE = "application/json";
 
 /**
  * A JSON error response in the `{statusCode, message, error}` shape.
@@ -59,3 +59,15 @@ export const safeHandlers: WeakSet<object> = new WeakSet();
  * the dispatcher gives them a synchronous context instead of an async-context frame.
  */
 export const syncHandlers: WeakSet<object> = new WeakSet();
+
+/**
+ * Handlers whose work ends with their response (compiled unary endpoints; not streams): once the
+ * response is ready the dispatcher drops the request from the async context.
+ */
+export const unaryHandlers: WeakSet<object> = new WeakSet();
+
+/**
+ * Handlers that open an async scope themselves around the code that may await (compiled unary
+ * endpoints without awaiting policies): the dispatcher gives them a synchronous scope.
+ */
+export const ownScopeHandlers: WeakSet<object> = new WeakSet();

@@ -35,7 +35,7 @@ export async function serveOpenApi(
     handler: () =>
       new Response(json, {
         headers: {
-          "content-type": "application/json; charset=utf-8",
+          "content-type": "application/json",
           "cache-control": "no-cache",
         },
       }),

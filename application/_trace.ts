@@ -31,3 +31,13 @@ export function traceIdOf(req: Request): string {
   cache.set(req, id);
   return id;
 }
+
+/**
+ * The trace id of a request if one was already computed, without computing it.
+ *
+ * @param req The request.
+ * @returns The trace id, or `undefined`.
+ */
+export function knownTraceId(req: Request): string | undefined {
+  return cache.get(req);
+}

@@ -25,7 +25,14 @@ import {
   type ServerInfo,
   systemClock,
 } from "@fw/runtime";
-import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
+import {
+  errorResponse,
+  jsonError,
+  ownScopeHandlers,
+  safeHandlers,
+  syncHandlers,
+  unaryHandlers,
+} from "./_errors.ts";
 import { type ContextProvider, contextProviders } from "./_context_providers.ts";
 import { preflights } from "./_policies.ts";
 import { matchedRoutes } from "./_route_info.ts";
@@ -61,6 +68,10 @@ export interface RouteEntry {
   safe: RouteHandler;
   /** True when the handler completes synchronously (it gets a synchronous context). */
   sync: boolean;
+  /** True when the request's work ends with the response (unary endpoints, not streams). */
+  unary: boolean;
+  /** True when the handler opens an async scope itself where it needs one. */
+  ownScope: boolean;
   /** The registration (source file, metadata). */
   route: RouteRegistration;
 }
@@ -234,6 +245,8 @@ export class Application {
         handler,
         safe,
         sync: syncHandlers.has(handler),
+        unary: unaryHandlers.has(handler),
+        ownScope: ownScopeHandlers.has(handler),
         route,
       });
     } catch (err) {
@@ -420,9 +433,10 @@ export class Application {
       res = entry.safe(req, params, info);
     } else {
       const store = values as unknown as Record<string, unknown>;
-      res = entry.sync
+      res = entry.sync || entry.ownScope
         ? runInSyncContext(store, () => entry.safe(req, params, info))
         : runInContext(store, () => entry.safe(req, params, info));
+      if (entry.unary && res instanceof Promise) res = res.then((r) => release(values, r));
     }
     return head ? Promise.resolve(res).then(stripBody) : res;
   }
@@ -457,6 +471,12 @@ export class Application {
     if (methods.includes("GET") && !methods.includes("HEAD")) methods.push("HEAD");
     return policy.preflight(req, methods.sort());
   }
+}
+
+/** Drops the request from its async-context values once its response is ready. */
+function release(values: RequestValues, res: Response): Response {
+  values.release();
+  return res;
 }
 
 /**

@@ -82,17 +82,27 @@ async function readText(body: ReadableStream<Uint8Array>, maxBytes: number): Pro
  * @param depth The depth of `value` (1 for the top level).
  * @returns False when the value nests deeper than {@linkcode MAX_BODY_DEPTH}.
  */
-function clean(value: unknown, depth: number): boolean {
+/**
+ * Checks the nesting depth of a parsed JSON value and, with `stripKeys`, deletes `__proto__` and
+ * `constructor` keys at every level. Returns false as soon as the value is nested deeper than
+ * `MAX_BODY_DEPTH`. No allocation: objects are walked with `for...in` (parsed JSON has no
+ * inherited enumerable keys).
+ */
+function check(value: unknown, depth: number, stripKeys: boolean): boolean {
   if (typeof value !== "object" || value === null) return true;
   if (depth > MAX_BODY_DEPTH) return false;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!clean(value[i], depth + 1)) return false;
+    for (let i = 0; i < value.length; i++) {
+      if (!check(value[i], depth + 1, stripKeys)) return false;
+    }
     return true;
   }
   const record = value as Record<string, unknown>;
-  if (Object.hasOwn(record, "__proto__")) delete record["__proto__"];
-  if (Object.hasOwn(record, "constructor")) delete record["constructor"];
-  for (const key of Object.keys(record)) if (!clean(record[key], depth + 1)) return false;
+  if (stripKeys) {
+    if (Object.hasOwn(record, "__proto__")) delete record["__proto__"];
+    if (Object.hasOwn(record, "constructor")) delete record["constructor"];
+  }
+  for (const key in record) if (!check(record[key], depth + 1, stripKeys)) return false;
   return true;
 }
 
@@ -124,33 +134,67 @@ function invalid(message: string): ValidationException {
  * assert.equal(Object.hasOwn(body as object, "__proto__"), false);
  * ```
  */
-export async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
+export function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
+  return readJson(req, maxBytes, true);
+}
+
+/**
+ * `readJsonBody()` for the endpoint pipeline. With `stripKeys: false` (the body goes through a
+ * compiled validator, which rebuilds it from the schema's keys only) the parsed value is not
+ * walked. Returns a promise without an `async` frame: the body read is the only wait.
+ *
+ * @internal
+ */
+export function readJson(req: Request, maxBytes: number, stripKeys: boolean): Promise<unknown> {
   const headers = req.headers;
   const length = headers.get("content-length");
   // Only touch `req.body` when there is no Content-Length: creating the stream costs time.
-  if (length === "0" || (length === null && req.body === null)) return undefined;
+  if (length === "0" || (length === null && req.body === null)) return Promise.resolve(undefined);
   const contentType = headers.get("content-type");
   if (!isJsonContentType(contentType)) {
-    await discard(req);
-    throw new UnsupportedMediaTypeException(
-      contentType === null
-        ? "Missing Content-Type: expected application/json"
-        : `Unsupported Content-Type "${contentType}": expected application/json`,
-    );
+    return discard(req).then(() => {
+      throw new UnsupportedMediaTypeException(
+        contentType === null
+          ? "Missing Content-Type: expected application/json"
+          : `Unsupported Content-Type "${contentType}": expected application/json`,
+      );
+    });
   }
-  let text: string;
   if (length !== null) {
-    if (!(Number(length) <= maxBytes)) {
-      await discard(req);
-      throw tooLarge(maxBytes);
+    const bytes = Number(length);
+    if (!(bytes <= maxBytes)) {
+      return discard(req).then(() => {
+        throw tooLarge(maxBytes);
+      });
     }
-    // The server frames the body by Content-Length, so it cannot be longer than announced; the
-    // length check below still guards a hand-made Request whose header understates its body.
-    text = await req.text();
-    if (text.length > maxBytes) throw tooLarge(maxBytes);
-  } else {
-    text = await readText(req.body!, maxBytes);
+    // The server frames the body by Content-Length, so it cannot be longer than announced.
+    // `req.json()` is markedly faster than `req.text()` + `JSON.parse()` in Deno; a tiny body
+    // still goes through the text path so that a whitespace-only body counts as no body.
+    if (bytes > SMALL_BODY) {
+      return req.json().then((value) => checked(value, stripKeys), malformed);
+    }
+    return req.text().then((text) => parse(text, maxBytes, stripKeys));
   }
+  return readText(req.body!, maxBytes).then((text) => parse(text, maxBytes, stripKeys));
+}
+
+/** Bodies up to this many bytes are read as text first (see `readJson`). */
+const SMALL_BODY = 16;
+
+function malformed(error: unknown): never {
+  if (error instanceof SyntaxError) throw invalid("body must be valid JSON");
+  throw error;
+}
+
+function checked(value: unknown, stripKeys: boolean): unknown {
+  if (!check(value, 1, stripKeys)) {
+    throw invalid(`body must not be nested more than ${MAX_BODY_DEPTH} levels deep`);
+  }
+  return value;
+}
+
+function parse(text: string, maxBytes: number, stripKeys: boolean): unknown {
+  if (text.length > maxBytes) throw tooLarge(maxBytes);
   if (text.length === 0 || (text.charCodeAt(0) <= 32 && text.trim() === "")) return undefined;
   let value: unknown;
   try {
@@ -158,8 +202,5 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<unkn
   } catch {
     throw invalid("body must be valid JSON");
   }
-  if (!clean(value, 1)) {
-    throw invalid(`body must not be nested more than ${MAX_BODY_DEPTH} levels deep`);
-  }
-  return value;
+  return checked(value, stripKeys);
 }

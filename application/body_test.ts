@@ -78,3 +78,44 @@ Deno.test("isJsonContentType() accepts JSON media types with parameters", () => 
   assert.equal(isJsonContentType("application/jsonp"), false);
   assert.equal(isJsonContentType(null), false);
 });
+
+Deno.test("readJsonBody() does not count brackets inside strings toward the depth limit", async () => {
+  const brackets = "[{".repeat(200);
+  const text = JSON.stringify({ a: brackets, b: `\\"${brackets}`, c: [[["\\\\"]]], d: "\\" });
+  assert.deepEqual(await readJsonBody(req(text), 1e6), JSON.parse(text));
+  const deep = `{"s":"]]]]\\"]]]]","x":${"[".repeat(MAX_BODY_DEPTH)}${"]".repeat(MAX_BODY_DEPTH)}}`;
+  const error = await failure(readJsonBody(req(deep), 1e6));
+  assert.match(error.message, /nested more than 64 levels/);
+});
+
+/** A request that announces its length, as every request from `Deno.serve` with a body does. */
+function framed(text: string) {
+  const length = String(new TextEncoder().encode(text).byteLength);
+  return req(text, { "content-type": "application/json", "content-length": length });
+}
+
+Deno.test("readJsonBody() with Content-Length: parses, strips, limits depth and size", async () => {
+  assert.deepEqual(await readJsonBody(framed('{"a":[1,{"b":null}],"c":"long enough"}'), 100), {
+    a: [1, { b: null }],
+    c: "long enough",
+  });
+  assert.deepEqual(await readJsonBody(framed("  \n "), 100), undefined);
+  assert.deepEqual(await readJsonBody(framed("[1]"), 100), [1]);
+  const stripped = await readJsonBody(
+    framed('{"name":"Ada","__proto__":{"admin":true},"x":{"constructor":{"prototype":1}}}'),
+    1000,
+  ) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(stripped), ["name", "x"]);
+  assert.deepEqual(stripped.x, {});
+  for (const bad of ['{"name": "Ada",', "{'a':1}", '{"a":1} trailing text']) {
+    const error = await failure(readJsonBody(framed(bad), 100));
+    assert.equal(error.status, 400);
+    assert.equal(error.message, "body must be valid JSON");
+  }
+  const nest = (n: number) => "[".repeat(n) + "]".repeat(n);
+  assert.ok(Array.isArray(await readJsonBody(framed(nest(MAX_BODY_DEPTH)), 1e6)));
+  const deep = await failure(readJsonBody(framed(nest(MAX_BODY_DEPTH + 1)), 1e6));
+  assert.equal(deep.message, "body must not be nested more than 64 levels deep");
+  const large = await failure(readJsonBody(framed(`"${"x".repeat(200)}"`), 100));
+  assert.equal(large.status, 413);
+});

@@ -17,24 +17,27 @@
  * @module
  */
 
-import { safeHandlers, syncHandlers } from "./_errors.ts";
+import { ownScopeHandlers, safeHandlers, syncHandlers, unaryHandlers } from "./_errors.ts";
 import { hasPolicies, preflights, RoutePolicies } from "./_policies.ts";
 import {
   type AppContext,
   compile,
   joinMessages,
+  keepContext,
   NotAcceptableException,
   type ProviderMap,
   type RequestInfo,
+  resumeContext,
   type RouteHandler,
   type Schema,
   type SchemaNode,
   type Scope,
   toErrorResponse,
+  tryContext,
   type ValidationIssue,
   type Validator,
 } from "@fw/runtime";
-import { readJsonBody } from "./body.ts";
+import { readJson } from "./body.ts";
 import { compileStreamEndpoint } from "./compile_stream.ts";
 import type { StreamOptions } from "./stream_options.ts";
 import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
@@ -59,8 +62,8 @@ export interface CompileEndpointOptions {
 
 type AnyHandler = (...args: unknown[]) => unknown;
 
-const JSON_HEADERS: HeadersInit = { "content-type": "application/json; charset=utf-8" };
-const TEXT_HEADERS: HeadersInit = { "content-type": "text/plain; charset=utf-8" };
+const JSON_HEADERS: HeadersInit = { "content-type": "application/json" };
+const TEXT_HEADERS: HeadersInit = { "content-type": "text/plain;charset=UTF-8" };
 const MEDIA_HEADERS = new Map<MediaType, HeadersInit>(
   MEDIA_TYPES.map((m) => [m, { "content-type": m.contentType }]),
 );
@@ -100,11 +103,14 @@ class CompiledEndpoint {
   readonly #shared: ContextShared;
   readonly #app: AppContext;
   readonly #label: string;
+  /** True for an `async function` handler: it runs in an async scope (see `keepContext`). */
+  readonly #asyncHandler: boolean;
 
   constructor(def: EndpointDefinition, { method, route, app }: CompileEndpointOptions) {
     const meta = def.meta;
     this.#label = `${method} ${route}`;
     this.#handler = def.handler as AnyHandler;
+    this.#asyncHandler = def.handler.constructor.name === "AsyncFunction";
     this.#inject = meta.inject;
     this.#params = validator(meta.params, "params", this.#label);
     this.#query = validator(meta.query, "query", this.#label);
@@ -135,8 +141,13 @@ class CompiledEndpoint {
         if (media === undefined) return this.#notAcceptable(req);
         ctx._media = media;
       }
-      if (this.#body !== undefined || this.#inject !== undefined) return this.#runAsync(ctx);
-      const result = this.#handler(ctx);
+      // The dispatcher opened a synchronous scope; only code that may await gets an async one:
+      // the handler when it is `async`, and `.inject()` providers. The body is read outside it.
+      if (this.#body !== undefined) return this.#withBody(ctx, tryContext());
+      if (this.#inject !== undefined) return keepContext(() => this.#runInjected(ctx));
+      const result = this.#asyncHandler
+        ? keepContext(() => this.#handler(ctx))
+        : this.#handler(ctx);
       if (result instanceof Promise) return this.#settle(result, ctx);
       return this.#finish(result, ctx);
     } catch (error) {
@@ -144,37 +155,53 @@ class CompiledEndpoint {
     }
   }
 
-  async #settle(result: Promise<unknown>, ctx: RequestContext): Promise<Response> {
+  #settle(result: Promise<unknown>, ctx: RequestContext): Promise<Response> {
+    return result.then((value) => this.#finish(value, ctx), (error) => this.#fail(error));
+  }
+
+  /**
+   * Reads and validates the body, then runs the handler in the request's scope `values` (no
+   * `async` frame on this path, and no async scope around the read).
+   */
+  #withBody(ctx: RequestContext, values: Record<string, unknown> | undefined): Promise<Response> {
+    return readJson(ctx.req, this.#app.http.maxBodyBytes, false).then(
+      (raw) => this.#afterBody(raw, ctx, values),
+      (error) => this.#fail(error),
+    );
+  }
+
+  #afterBody(
+    raw: unknown,
+    ctx: RequestContext,
+    values: Record<string, unknown> | undefined,
+  ): Response | Promise<Response> {
     try {
-      return this.#finish(await result, ctx);
+      if (raw !== undefined) {
+        const r = this.#body!(raw);
+        if (!r.ok) return invalid(r.errors);
+        ctx._bodyValue = r.value;
+      } else if (!this.#bodyOptional) {
+        return invalid(BODY_REQUIRED);
+      }
+      ctx._bodyReady = true;
+      if (this.#inject !== undefined) {
+        return resumeContext(values, true, () => this.#runInjected(ctx));
+      }
+      const result = resumeContext(values, this.#asyncHandler, () => this.#handler(ctx));
+      if (result instanceof Promise) return this.#settle(result, ctx);
+      return this.#finish(result, ctx);
     } catch (error) {
       return this.#fail(error);
     }
   }
 
-  async #runAsync(ctx: RequestContext): Promise<Response> {
+  /** Runs the handler with its `.inject()` providers resolved in a new request scope. */
+  async #runInjected(ctx: RequestContext): Promise<Response> {
     let scope: Scope | undefined;
     try {
-      if (this.#body !== undefined) {
-        const raw = await readJsonBody(ctx.req, this.#app.http.maxBodyBytes);
-        if (raw !== undefined) {
-          const r = this.#body(raw);
-          if (!r.ok) return invalid(r.errors);
-          ctx._bodyValue = r.value;
-        } else if (!this.#bodyOptional) {
-          return invalid(BODY_REQUIRED);
-        }
-        ctx._bodyReady = true;
-      }
-      let result: unknown;
-      if (this.#inject !== undefined) {
-        scope = this.#app.container.createScope();
-        const deps = await scope.resolveAll(this.#inject);
-        result = await this.#handler(deps, ctx);
-      } else {
-        result = await this.#handler(ctx);
-      }
-      return this.#finish(result, ctx);
+      scope = this.#app.container.createScope();
+      const deps = await scope.resolveAll(this.#inject!);
+      return this.#finish(await this.#handler(deps, ctx), ctx);
     } catch (error) {
       return this.#fail(error);
     } finally {
@@ -241,7 +268,7 @@ class CompiledEndpoint {
         return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
       }
       const all = new Headers(headers);
-      all.set("content-type", "application/json; charset=utf-8");
+      all.set("content-type", "application/json");
       return new Response(JSON.stringify(body), { status, headers: all });
     } catch {
       return new Response(
@@ -304,6 +331,9 @@ export function compileEndpoint(
     ? (req, params, info) => compiled.run(req, params, info)
     : (req, params, info) => policies.run(req, params, info, compiled);
   safeHandlers.add(handler);
+  unaryHandlers.add(handler);
+  // Without policies that await, the endpoint opens its own async scope where it needs one.
+  if (policies === undefined || policies.sync) ownScopeHandlers.add(handler);
   if (policies?.cors !== undefined) preflights.set(handler, policies.cors);
   if (
     def.handler.constructor.name !== "AsyncFunction" && !meta.body && !meta.inject &&

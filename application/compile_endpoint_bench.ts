@@ -61,7 +61,7 @@ const orderRequest = () =>
 Deno.bench("bare: text", { group: "text", baseline: true }, () => {
   const req = new Request("http://localhost/");
   if (req.method === "GET") {
-    new Response("Hello, world", { headers: { "content-type": "text/plain; charset=utf-8" } });
+    new Response("Hello, world", { headers: { "content-type": "text/plain;charset=UTF-8" } });
   }
 });
 Deno.bench("fw: text", { group: "text" }, async () => {

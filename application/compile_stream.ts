@@ -44,7 +44,7 @@ import { checkStreamOptions, type ResolvedStreamOptions } from "./stream_options
 
 type AnyHandler = (...args: unknown[]) => unknown;
 
-const JSON_HEADERS: HeadersInit = { "content-type": "application/json; charset=utf-8" };
+const JSON_HEADERS: HeadersInit = { "content-type": "application/json" };
 const SSE_HEADERS: HeadersInit = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
@@ -381,7 +381,7 @@ class CompiledStream {
     const { status, body, headers, internal } = toErrorResponse(error);
     if (internal) this.#app.logger.error(`Unhandled error in ${this.#label}`, { error });
     const all = new Headers(headers);
-    all.set("content-type", "application/json; charset=utf-8");
+    all.set("content-type", "application/json");
     return new Response(JSON.stringify(body), { status, headers: all });
   }
 }

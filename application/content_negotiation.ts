@@ -25,8 +25,8 @@ export interface MediaType {
 /** The media types produced for object and array results, in the server's order of preference. */
 export const MEDIA_TYPES: readonly MediaType[] = Object.freeze(
   [
-    { type: "application/json", format: "json", contentType: "application/json; charset=utf-8" },
-    { type: "text/plain", format: "yaml", contentType: "text/plain; charset=utf-8" },
+    { type: "application/json", format: "json", contentType: "application/json" },
+    { type: "text/plain", format: "yaml", contentType: "text/plain;charset=UTF-8" },
     { type: "text/html", format: "html", contentType: "text/html; charset=utf-8" },
     { type: "application/xml", format: "xml", contentType: "application/xml; charset=utf-8" },
     { type: "text/xml", format: "xml", contentType: "application/xml; charset=utf-8" },
@@ -116,6 +116,20 @@ export function negotiate(accept: string | null): MediaType | undefined {
   if (accept === null || accept === "*/*" || accept === "application/json" || accept === "") {
     return JSON_TYPE;
   }
+  // Clients send the same few Accept values over and over (a browser's, a fetch library's):
+  // remember the answers, within a bound so that random headers cannot grow the cache.
+  const known = seen.get(accept);
+  if (known !== undefined) return known ?? undefined;
+  const chosen = choose(accept);
+  if (seen.size >= SEEN_LIMIT) seen.clear();
+  seen.set(accept, chosen ?? null);
+  return chosen;
+}
+
+const SEEN_LIMIT = 256;
+const seen = new Map<string, MediaType | null>();
+
+function choose(accept: string): MediaType | undefined {
   const entries = parseAccept(accept);
   if (entries.length === 0) return accept.trim() === "" ? JSON_TYPE : undefined;
   let best: MediaType | undefined;

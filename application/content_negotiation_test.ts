@@ -13,7 +13,7 @@ Deno.test("negotiate() maps every row of the spec 4.2 table", () => {
   assert.deepEqual(negotiate("text/plain"), {
     type: "text/plain",
     format: "yaml",
-    contentType: "text/plain; charset=utf-8",
+    contentType: "text/plain;charset=UTF-8",
   });
   assert.equal(negotiate("text/html")?.format, "html");
   assert.equal(negotiate("application/xml")?.contentType, "application/xml; charset=utf-8");

@@ -21,7 +21,7 @@ export type RedirectStatus = 301 | 302 | 303 | 307 | 308;
 
 const NULL_BODY_STATUS = new Set([204, 205, 304]);
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
-const JSON_TYPE = "application/json; charset=utf-8";
+const JSON_TYPE = "application/json";
 
 function checkStatus(status: number, where: string): number {
   if (!Number.isInteger(status) || status < 200 || status > 599) {
@@ -139,7 +139,7 @@ export class HttpResponse {
  *
  * @param data Any JSON-serialisable value.
  * @param init Status (default 200) and extra headers.
- * @returns The response with `content-type: application/json; charset=utf-8`.
+ * @returns The response with `content-type: application/json`.
  * @throws {RangeError} When the status is not an integer from 200 to 599.
  * @throws {TypeError} When `data` cannot be serialised (a `BigInt`, a cycle).
  *

@@ -43,7 +43,7 @@ Deno.test("HttpResponse rejects invalid statuses and bodies on null-body statuse
 Deno.test("json() serialises data with its status and a JSON content type", async () => {
   const res = json([{ a: 1 }], { status: 201, headers: { "x-a": "1" } }).toResponse();
   assert.equal(res.status, 201);
-  assert.equal(res.headers.get("content-type"), "application/json; charset=utf-8");
+  assert.equal(res.headers.get("content-type"), "application/json");
   assert.equal(res.headers.get("x-a"), "1");
   assert.equal(await res.text(), '[{"a":1}]');
 });

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { AppContext, RequestInfo, ServerInfo } from "@fw/runtime";
+import { type AppContext, QueryString, type RequestInfo, type ServerInfo } from "@fw/runtime";
 import { readJsonBody } from "./body.ts";
 import type { MediaType } from "./content_negotiation.ts";
 
@@ -162,8 +162,8 @@ export class RequestContext<P = RawParams, Q = RawQuery, B = unknown>
   }
 
   /** The query string parsed (internal: what the query validator reads). */
-  searchParams(): URLSearchParams {
-    return new URLSearchParams(this.query());
+  searchParams(): QueryString {
+    return new QueryString(this.query());
   }
 
   /** Validated query parameters, or the raw ones (first value of each key). */

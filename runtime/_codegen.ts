@@ -234,7 +234,7 @@ export function generate(node: SchemaNode, area: string, mode: RootMode): Genera
   w.emit(`let e = null, out;`);
   if (mode === "search") {
     w.emit(`let q = input;`);
-    w.emit(`if (!(q instanceof URLSearchParams)) q = new URLSearchParams(q ?? undefined);`);
+    w.emit(`if (typeof q?.getAll !== "function") q = new URLSearchParams(q ?? undefined);`);
     w.emit(`const o = {};`);
     const read = (key: string): string => {
       const prop = node.properties![key];

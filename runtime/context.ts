@@ -95,6 +95,77 @@ export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R
 }
 
 /**
+ * Makes the current scope follow `fn` through every `await`. A scope opened with
+ * `runInSyncContext()` is visible only to synchronous code; `keepContext()` turns it into an
+ * async scope for the length of `fn` (an async scope is left as it is). The framework opens a
+ * synchronous scope per request, which costs nothing, and calls this only around code that may
+ * await, such as an `async` handler: an async scope costs the runtime work on every promise
+ * created inside it.
+ *
+ * @param fn The function to run.
+ * @returns What `fn` returns.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { keepContext, runInSyncContext, tryContext } from "@fw/runtime";
+ *
+ * const seen = await runInSyncContext({ traceId: "t" }, () =>
+ *   keepContext(async () => {
+ *     await Promise.resolve();
+ *     return tryContext<{ traceId: string }>()?.traceId;
+ *   }));
+ * assert.equal(seen, "t");
+ * ```
+ */
+export function keepContext<R>(fn: () => R): R {
+  if (syncStore === undefined || storage.getStore() !== undefined) return fn();
+  return storage.run(syncStore, fn);
+}
+
+/**
+ * Runs `fn` in the scope `values` captured earlier with `tryContext()`, after an `await` that ran
+ * outside of it: as an async scope when `async` is true, else as a synchronous one. With
+ * `values` undefined (there was no scope), runs `fn` as it is.
+ *
+ * @param values The captured scope, or `undefined`.
+ * @param async True when `fn` may await and the scope must follow it.
+ * @param fn The function to run.
+ * @returns What `fn` returns.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resumeContext, runInSyncContext, tryContext } from "@fw/runtime";
+ *
+ * const captured = runInSyncContext({ traceId: "t" }, () => tryContext());
+ * await Promise.resolve(); // work done outside the scope
+ * const seen = await resumeContext(captured, true, async () => {
+ *   await Promise.resolve();
+ *   return tryContext<{ traceId: string }>()?.traceId;
+ * });
+ * assert.equal(seen, "t");
+ * ```
+ */
+export function resumeContext<R>(
+  values: Record<string, unknown> | undefined,
+  async: boolean,
+  fn: () => R,
+): R {
+  if (values === undefined) return fn();
+  const current = storage.getStore();
+  if (current === values) return fn();
+  if (async || current !== undefined) return storage.run(values, fn);
+  const previous = syncStore;
+  syncStore = values;
+  try {
+    return fn();
+  } finally {
+    syncStore = previous;
+  }
+}
+
+/**
  * Runs `fn` in a new, isolated scope holding only `values`: nothing of the caller's scope is
  * visible. Event handlers run this way, so a handler invoked from inside an HTTP request never
  * sees that request's `user` or trace id.

@@ -76,6 +76,8 @@
 export { type Clock, ManualClock, systemClock, type TimerHandle } from "./clock.ts";
 export {
   type AuthUser,
+  keepContext,
+  resumeContext,
   runInContext,
   runInNewContext,
   runInSyncContext,
@@ -83,6 +85,7 @@ export {
   useContext,
 } from "./context.ts";
 export { Container, Scope } from "./di.ts";
+export { type QueryReader, QueryString } from "./query_string.ts";
 export {
   isProvider,
   type Lifetime,

@@ -7,7 +7,7 @@
  * | area | input | coercion |
  * | --- | --- | --- |
  * | `params` | `Record<string, string>` (decoded path params) | strings to numbers, integers, booleans |
- * | `query` | `URLSearchParams` | as `params`; `ArrayOf(T)` takes every value of a repeated key, a scalar the first |
+ * | `query` | `URLSearchParams` or a `QueryString` (a string or record is converted) | as `params`; `ArrayOf(T)` takes every value of a repeated key, a scalar the first |
  * | `body`, `payload`, `message`, `response` | parsed JSON | none: types must match exactly |
  *
  * Error fields are the area plus a dotted path (`body.items[1].sku`); messages follow spec 7.1 and

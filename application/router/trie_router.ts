@@ -12,6 +12,8 @@ interface Leaf<T> {
   value: T;
   pattern: string;
   names: string[];
+  /** Builds the params object from the captured values (one object shape per route). */
+  build: (values: string[]) => Record<string, string>;
   /** Prebuilt result for static routes (no allocation per lookup). */
   match?: RouteMatch<T>;
 }
@@ -50,6 +52,8 @@ export class TrieRouter<T> implements Router<T> {
   readonly #static = new Map<string, Map<string, Leaf<T>>>();
   readonly #dynamic = new Map<string, Node<T>>();
   readonly #methods = new Set<string>();
+  /** Scratch array of captured values; lookups are synchronous, so one array serves all. */
+  readonly #values: string[] = [];
 
   /** Registers a route; throws on duplicates and ambiguous parameter names. */
   add(method: string, pattern: string, value: T): void {
@@ -66,6 +70,7 @@ export class TrieRouter<T> implements Router<T> {
         value,
         pattern,
         names: [],
+        build: () => NO_PARAMS,
         match: { value, params: NO_PARAMS, pattern },
       });
       return;
@@ -78,7 +83,7 @@ export class TrieRouter<T> implements Router<T> {
         const name = seg.slice(1);
         if (node.catchAll) throw duplicate(method, pattern, node.catchAll.leaf.pattern);
         names.push(name);
-        node.catchAll = { name, leaf: { value, pattern, names } };
+        node.catchAll = { name, leaf: { value, pattern, names, build: paramsBuilder(names) } };
         return;
       }
       if (seg[0] === ":") {
@@ -99,7 +104,7 @@ export class TrieRouter<T> implements Router<T> {
       }
     }
     if (node.leaf) throw duplicate(method, pattern, node.leaf.pattern);
-    node.leaf = { value, pattern, names };
+    node.leaf = { value, pattern, names, build: paramsBuilder(names) };
   }
 
   /** Finds a route; parameter values are returned raw (percent-encoded). */
@@ -109,12 +114,11 @@ export class TrieRouter<T> implements Router<T> {
     if (hit) return hit.match;
     const root = this.#dynamic.get(method);
     if (!root) return undefined;
-    const values: string[] = [];
+    const values = this.#values;
+    values.length = 0;
     const leaf = search(root, p, 1, values);
     if (!leaf) return undefined;
-    const params: Record<string, string> = {};
-    for (let i = 0; i < leaf.names.length; i++) params[leaf.names[i]] = values[i];
-    return { value: leaf.value, params, pattern: leaf.pattern };
+    return { value: leaf.value, params: leaf.build(values), pattern: leaf.pattern };
   }
 
   /** Methods whose routes match `path`, sorted. */
@@ -123,6 +127,19 @@ export class TrieRouter<T> implements Router<T> {
     for (const m of this.#methods) if (this.find(m, path)) out.push(m);
     return out.sort();
   }
+}
+
+/**
+ * A function that turns captured values into `{ [name]: value }` with the keys in a fixed order,
+ * compiled once per route so every params object of a route has the same shape.
+ */
+function paramsBuilder(names: readonly string[]): (values: string[]) => Record<string, string> {
+  // `__proto__` as a literal key would set the prototype; the computed form defines a property.
+  const key = (n: string) => n === "__proto__" ? `["__proto__"]` : JSON.stringify(n);
+  const fields = names.map((n, i) => `${key(n)}: v[${i}]`).join(", ");
+  return new Function("v", `"use strict"; return { ${fields} };`) as (
+    values: string[],
+  ) => Record<string, string>;
 }
 
 function duplicate(method: string, pattern: string, existing: string): Error {
