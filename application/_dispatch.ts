@@ -17,15 +17,29 @@ import { knownTraceId, newTraceId, traceIdOf } from "./_trace.ts";
 export function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start === -1) return "/";
-  let end = url.length;
-  for (let i = start; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 63 || c === 35) {
-      end = i;
-      break;
-    }
-  }
-  return url.slice(start, end);
+  // The path ends at `?` or `#` (a request from `Deno.serve` has no fragment; a hand-made one may).
+  let end = url.indexOf("?", start);
+  const hash = url.indexOf("#", start);
+  if (hash !== -1 && (end === -1 || hash < end)) end = hash;
+  return end === -1 ? url.slice(start) : url.slice(start, end);
+}
+
+let lastRequest: Request | undefined;
+let lastUrl = "";
+
+/**
+ * `req.url`, remembered for the last request asked about: the dispatcher and the endpoint's
+ * context read the URL of the same request one after the other, and the runtime's getter checks
+ * its receiver and rebuilds nothing but still costs a call across its bindings each time.
+ *
+ * @param req The request.
+ * @returns Its URL.
+ */
+export function urlOf(req: Request): string {
+  if (req === lastRequest) return lastUrl;
+  lastUrl = req.url;
+  lastRequest = req;
+  return lastUrl;
 }
 
 /**
@@ -74,7 +88,15 @@ export function stripBody(res: Response): Response {
   });
 }
 
-const catchAllNames = new Map<string, string | undefined>();
+/**
+ * The name of a pattern's catch-all parameter (`/files/*path` -> `path`), or `undefined`.
+ *
+ * @param pattern A route pattern.
+ * @returns The name.
+ */
+export function catchAllOf(pattern: string): string | undefined {
+  return /\*(\w+)$/.exec(pattern)?.[1];
+}
 
 /**
  * Percent-decodes path parameters (only those that need it); a 400 response for malformed
@@ -82,13 +104,8 @@ const catchAllNames = new Map<string, string | undefined>();
  */
 export function decodeParams(
   raw: Record<string, string>,
-  pattern: string,
+  catchAll: string | undefined,
 ): Record<string, string> | Response {
-  let catchAll = catchAllNames.get(pattern);
-  if (catchAll === undefined && !catchAllNames.has(pattern)) {
-    catchAll = /\*(\w+)$/.exec(pattern)?.[1];
-    catchAllNames.set(pattern, catchAll);
-  }
   let out: Record<string, string> | undefined;
   for (const key in raw) {
     const encoded = raw[key];

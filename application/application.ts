@@ -37,7 +37,7 @@ import { type ContextProvider, contextProviders } from "./_context_providers.ts"
 import { preflights } from "./_policies.ts";
 import { matchedRoutes } from "./_route_info.ts";
 import { closeStreams } from "./_stream_context.ts";
-import { decodeParams, pathOf, RequestValues, stripBody } from "./_dispatch.ts";
+import { catchAllOf, decodeParams, pathOf, RequestValues, stripBody, urlOf } from "./_dispatch.ts";
 import type { Router } from "./router/router.ts";
 import { TrieRouter } from "./router/trie_router.ts";
 
@@ -72,6 +72,8 @@ export interface RouteEntry {
   unary: boolean;
   /** True when the handler opens an async scope itself where it needs one. */
   ownScope: boolean;
+  /** The name of the route's catch-all parameter, if it has one. */
+  catchAll: string | undefined;
   /** The registration (source file, metadata). */
   route: RouteRegistration;
 }
@@ -247,6 +249,7 @@ export class Application {
         sync: syncHandlers.has(handler),
         unary: unaryHandlers.has(handler),
         ownScope: ownScopeHandlers.has(handler),
+        catchAll: catchAllOf(route.path),
         route,
       });
     } catch (err) {
@@ -407,7 +410,7 @@ export class Application {
     info: RequestInfo,
     values: RequestValues | undefined,
   ): Response | Promise<Response> {
-    const path = pathOf(req.url);
+    const path = pathOf(urlOf(req));
     const method = req.method;
     let match = this.#router.find(method, path);
     let head = false;
@@ -419,14 +422,14 @@ export class Application {
       if (!match) return this.#miss(req, method, path);
     }
     const raw = match.params;
+    const entry = match.value;
     let params: Record<string, string> = raw;
     for (const _ in raw) {
-      const decoded = decodeParams(raw, match.pattern);
+      const decoded = decodeParams(raw, entry.catchAll);
       if (decoded instanceof Response) return decoded;
       params = decoded;
       break;
     }
-    const entry = match.value;
     let res: Response | Promise<Response>;
     if (values === undefined) {
       matchedRoutes.set(req, match.pattern);

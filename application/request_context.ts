@@ -11,6 +11,7 @@
 
 import { type AppContext, QueryString, type RequestInfo, type ServerInfo } from "@fw/runtime";
 import { readJsonBody } from "./body.ts";
+import { urlOf } from "./_dispatch.ts";
 import type { MediaType } from "./content_negotiation.ts";
 
 /** Path parameters of a route without a `.params()` schema (already percent-decoded). */
@@ -117,7 +118,7 @@ export class RequestContext<P = RawParams, Q = RawQuery, B = unknown>
 
   /** The full request URL. */
   get url(): string {
-    return this.#url ??= this.req.url;
+    return this.#url ??= urlOf(this.req);
   }
 
   /** The request headers. */
