@@ -439,7 +439,10 @@ export class Application {
       res = entry.sync || entry.ownScope
         ? runInSyncContext(store, () => entry.safe(req, params, info))
         : runInContext(store, () => entry.safe(req, params, info));
-      if (entry.unary && res instanceof Promise) res = res.then((r) => release(values, r));
+      // Endpoints that open their own scope release the request themselves.
+      if (entry.unary && !entry.ownScope && res instanceof Promise) {
+        res = res.then((r) => release(values, r));
+      }
     }
     return head ? Promise.resolve(res).then(stripBody) : res;
   }

@@ -38,6 +38,7 @@ import {
   type Validator,
 } from "@fw/runtime";
 import { readJson } from "./body.ts";
+import { RequestValues } from "./_dispatch.ts";
 import { compileStreamEndpoint } from "./compile_stream.ts";
 import type { StreamOptions } from "./stream_options.ts";
 import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
@@ -83,6 +84,11 @@ function validator(node: SchemaNode | undefined, area: "params" | "query" | "bod
       cause: error,
     });
   }
+}
+
+/** Drops the request from its scope's values once its response is ready (see `RequestValues`). */
+function release(values: Record<string, unknown> | undefined): void {
+  if (values instanceof RequestValues) values.release();
 }
 
 function invalid(errors: ValidationIssue[]): Response {
@@ -144,19 +150,36 @@ class CompiledEndpoint {
       // The dispatcher opened a synchronous scope; only code that may await gets an async one:
       // the handler when it is `async`, and `.inject()` providers. The body is read outside it.
       if (this.#body !== undefined) return this.#withBody(ctx, tryContext());
-      if (this.#inject !== undefined) return keepContext(() => this.#runInjected(ctx));
+      if (this.#inject !== undefined) {
+        const values = tryContext();
+        return keepContext(() => this.#runInjected(ctx, values));
+      }
       const result = this.#asyncHandler
         ? keepContext(() => this.#handler(ctx))
         : this.#handler(ctx);
-      if (result instanceof Promise) return this.#settle(result, ctx);
+      if (result instanceof Promise) return this.#settle(result, ctx, tryContext());
       return this.#finish(result, ctx);
     } catch (error) {
       return this.#fail(error);
     }
   }
 
-  #settle(result: Promise<unknown>, ctx: RequestContext): Promise<Response> {
-    return result.then((value) => this.#finish(value, ctx), (error) => this.#fail(error));
+  /** Finishes with the handler's promised result; the request leaves its scope first. */
+  #settle(
+    result: Promise<unknown>,
+    ctx: RequestContext,
+    values: Record<string, unknown> | undefined,
+  ): Promise<Response> {
+    return result.then(
+      (value) => {
+        release(values);
+        return this.#finish(value, ctx);
+      },
+      (error) => {
+        release(values);
+        return this.#fail(error);
+      },
+    );
   }
 
   /**
@@ -185,10 +208,11 @@ class CompiledEndpoint {
       }
       ctx._bodyReady = true;
       if (this.#inject !== undefined) {
-        return resumeContext(values, true, () => this.#runInjected(ctx));
+        return resumeContext(values, true, () => this.#runInjected(ctx, values));
       }
       const result = resumeContext(values, this.#asyncHandler, () => this.#handler(ctx));
-      if (result instanceof Promise) return this.#settle(result, ctx);
+      if (result instanceof Promise) return this.#settle(result, ctx, values);
+      release(values);
       return this.#finish(result, ctx);
     } catch (error) {
       return this.#fail(error);
@@ -196,7 +220,10 @@ class CompiledEndpoint {
   }
 
   /** Runs the handler with its `.inject()` providers resolved in a new request scope. */
-  async #runInjected(ctx: RequestContext): Promise<Response> {
+  async #runInjected(
+    ctx: RequestContext,
+    values: Record<string, unknown> | undefined,
+  ): Promise<Response> {
     let scope: Scope | undefined;
     try {
       scope = this.#app.container.createScope();
@@ -206,6 +233,7 @@ class CompiledEndpoint {
       return this.#fail(error);
     } finally {
       if (scope !== undefined) await this.#dispose(scope);
+      release(values);
     }
   }
 

@@ -125,3 +125,31 @@ Deno.test("with a middleware, handlers see the middleware's values and the trace
   assert.deepEqual(seen, [`acme ${TRACE}`]);
   await app.stop();
 });
+
+Deno.test("the request leaves its context once the response is ready", async () => {
+  const scopes: Record<string, unknown>[] = [];
+  const capture = async () => {
+    await tick();
+    const values = useContext();
+    scopes.push(values);
+    return {
+      trace: (values as { traceId: string }).traceId,
+      hasRequest: values.request !== undefined,
+    };
+  };
+  const app = application().use(
+    api({ autoScan: false })
+      .route("GET", "/a", endpoint(capture))
+      .route("POST", "/b", endpoint().body({ name: String }).handle(capture)),
+  );
+  const a = await app.request("/a", { headers: { traceparent: PARENT } });
+  assert.deepEqual(await a.json(), { trace: TRACE, hasRequest: true });
+  const b = await app.request("/b", post({ name: "a-long-enough-name" }));
+  assert.deepEqual(await b.json(), { trace: TRACE, hasRequest: true });
+  assert.equal(scopes.length, 2);
+  for (const values of scopes) {
+    assert.equal(values.request, undefined);
+    assert.equal(values.traceId, TRACE);
+  }
+  await app.stop();
+});
