@@ -265,6 +265,9 @@ class CompiledEndpoint {
   #respond(result: unknown, ctx: RequestContext): Response {
     const status = ctx.statusCode;
     if (typeof result === "string") {
+      // No init at all is the cheapest Response to build; the Fetch standard gives a string body
+      // exactly our text content type.
+      if (status === 200) return new Response(result);
       return new Response(nullBody(status) ? null : result, { status, headers: TEXT_HEADERS });
     }
     if (result === undefined) return new Response(null, { status: status === 200 ? 204 : status });
@@ -273,10 +276,9 @@ class CompiledEndpoint {
     const media = ctx._media ?? negotiate(ctx.req.headers.get("accept"));
     if (media === undefined) return this.#notAcceptable(ctx.req);
     const body = serialize(result, media.format);
-    return new Response(nullBody(status) ? null : body, {
-      status,
-      headers: MEDIA_HEADERS.get(media),
-    });
+    const headers = media.format === "json" ? JSON_HEADERS : MEDIA_HEADERS.get(media);
+    if (status === 200) return new Response(body, { headers });
+    return new Response(nullBody(status) ? null : body, { status, headers });
   }
 
   #notAcceptable(req: Request): Response {
