@@ -51,7 +51,7 @@ const MAX_BODY = 1 << 20;
 function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), {
     status,
-    headers: { "content-type": "application/json; charset=utf-8" },
+    headers: { "content-type": "application/json" },
   });
 }
 
