@@ -156,13 +156,7 @@ export function resumeContext<R>(
   const current = storage.getStore();
   if (current === values) return fn();
   if (async || current !== undefined) return storage.run(values, fn);
-  const previous = syncStore;
-  syncStore = values;
-  try {
-    return fn();
-  } finally {
-    syncStore = previous;
-  }
+  return runInSyncContext(values, fn);
 }
 
 /**

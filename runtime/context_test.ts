@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { runInContext, runInSyncContext, tryContext, useContext } from "./context.ts";
+import {
+  keepContext,
+  resumeContext,
+  runInContext,
+  runInSyncContext,
+  tryContext,
+  useContext,
+} from "./context.ts";
 
 Deno.test("useContext() sees the values across await and timers", async () => {
   await runInContext({ traceId: "t-1" }, async () => {
@@ -118,4 +125,49 @@ Deno.test("runInSyncContext() values are inherited by a nested runInContext()", 
   );
   assert.equal(tryContext(), undefined);
   assert.deepEqual(await pending, { traceId: "sync", step: 2 });
+});
+
+Deno.test("keepContext() carries a synchronous scope across awaits and leaves async scopes alone", async () => {
+  const tick = () => new Promise((r) => setTimeout(r, 1));
+  const seen = await runInSyncContext({ id: "sync" }, () =>
+    keepContext(async () => {
+      await tick();
+      return tryContext<{ id: string }>()?.id;
+    }));
+  assert.equal(seen, "sync");
+  // without keepContext the synchronous scope is gone after the first await
+  const lost = await runInSyncContext({ id: "sync" }, async () => {
+    await tick();
+    return tryContext<{ id: string }>()?.id;
+  });
+  assert.equal(lost, undefined);
+  const inAsync = await runInContext({ id: "async" }, () =>
+    keepContext(async () => {
+      await tick();
+      return tryContext<{ id: string }>()?.id;
+    }));
+  assert.equal(inAsync, "async");
+  assert.equal(keepContext(() => tryContext()), undefined);
+});
+
+Deno.test("resumeContext() re-enters a captured scope, synchronously or across awaits", async () => {
+  const { resumeContext, runInContext, runInSyncContext, tryContext } = await import(
+    "./context.ts"
+  );
+  const tick = () => new Promise((r) => setTimeout(r, 1));
+  const captured = runInSyncContext({ id: "req" }, () => tryContext());
+  assert.equal(resumeContext(captured, false, () => tryContext<{ id: string }>()?.id), "req");
+  assert.equal(tryContext(), undefined);
+  const later = await resumeContext(captured, true, async () => {
+    await tick();
+    return tryContext<{ id: string }>()?.id;
+  });
+  assert.equal(later, "req");
+  // inside another async scope the captured one still wins, even for synchronous code
+  const inner = await runInContext(
+    { id: "other" },
+    () => resumeContext(captured, false, () => tryContext<{ id: string }>()?.id),
+  );
+  assert.equal(inner, "req");
+  assert.equal(resumeContext(undefined, true, () => tryContext()), undefined);
 });

@@ -172,9 +172,12 @@ for (const s of selected) {
   }
   results[s.name] = medians;
   const r = results[s.name];
+  // Per-round ratios (each round runs the three servers back to back) show the run's noise.
+  const ratios = (of: string) => runs.fw.map((fw, i) => (fw / runs[of][i]).toFixed(2)).join(" ");
   console.log(
     `${s.name}: bare ${r.bare.toFixed(0)}  hono ${r.hono.toFixed(0)}  fw ${r.fw.toFixed(0)}  ` +
-      `fw/bare ${(r.fw / r.bare).toFixed(2)}  fw/hono ${(r.fw / r.hono).toFixed(2)}`,
+      `fw/bare ${(r.fw / r.bare).toFixed(2)}  fw/hono ${(r.fw / r.hono).toFixed(2)}\n` +
+      `    per round: fw/bare ${ratios("bare")}; fw/hono ${ratios("hono")}`,
   );
 }
 await Deno.remove(postScript);
