@@ -151,9 +151,6 @@ Deno.test("keepContext() carries a synchronous scope across awaits and leaves as
 });
 
 Deno.test("resumeContext() re-enters a captured scope, synchronously or across awaits", async () => {
-  const { resumeContext, runInContext, runInSyncContext, tryContext } = await import(
-    "./context.ts"
-  );
   const tick = () => new Promise((r) => setTimeout(r, 1));
   const captured = runInSyncContext({ id: "req" }, () => tryContext());
   assert.equal(resumeContext(captured, false, () => tryContext<{ id: string }>()?.id), "req");
