@@ -370,7 +370,12 @@ export function runTransportConformance(name: string, harness: TransportHarness)
     );
     await settle();
     assert.equal(env.meter.sum("events.handle.conformance.job.dropped"), 2);
-    assert.deepEqual([...dropped].sort(), [0, 1]);
+    // The "drop" group handled two distinct messages and dropped the other two. Which two
+    // depends on the order the transport delivers in: only an ordering transport promises the
+    // first two (Deno KV may deliver the second publish after the third).
+    if (env.transports[0].capabilities.ordering) assert.deepEqual([...dropped].sort(), [0, 1]);
+    assert.equal(new Set(dropped).size, 2);
+    assert.ok(dropped.every((n) => n >= 0 && n < 4), `handled ${dropped}`);
     // With admission, publish threw for what "keep" could not take; otherwise it came later.
     assert.deepEqual([...kept, ...(admission ? refused : [])].sort(), [0, 1, 2, 3]);
     assert.equal(env.meter.sum("events.handle.conformance.job.dlq"), 0);
