@@ -47,7 +47,7 @@ export function urlOf(req: Request): string {
  * prototype getter, so creating the values costs one small object). Nested `runInContext()`
  * scopes keep the prototype, so they see the same trace id.
  *
- * Once a unary response is ready the dispatcher calls `release()`: the async context frame
+ * Once its response is ready a compiled endpoint calls `release()`: the async context frame
  * outlives the request (promises created during it keep it), and a frame that still held the
  * request kept its whole object graph alive through garbage collections, which cost more than
  * the rest of the request. A trace id first asked for after that (work that outlives the

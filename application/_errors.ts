@@ -6,7 +6,14 @@
 
 import { type Logger, statusText, toErrorResponse } from "@fw/runtime";
 
-const JSON_TYPE = "application/json";
+/**
+ * The content type of every JSON response fw builds. Exactly this value (no `charset`: RFC 8259
+ * defines none) keeps a 200 response on `Deno.serve`'s fast path.
+ */
+export const JSON_TYPE = "application/json";
+
+/** `{ "content-type": JSON_TYPE }`, shared so that responses need no headers object of their own. */
+export const JSON_HEADERS: HeadersInit = Object.freeze({ "content-type": JSON_TYPE });
 
 /**
  * A JSON error response in the `{statusCode, message, error}` shape.
@@ -55,19 +62,9 @@ export function errorResponse(err: unknown, logger: Logger, req?: Request): Resp
 export const safeHandlers: WeakSet<object> = new WeakSet();
 
 /**
- * Handlers that complete synchronously (a plain-function endpoint with no body and no injection):
- * the dispatcher gives them a synchronous context instead of an async-context frame.
+ * Handlers the dispatcher runs in a synchronous context instead of an async-context frame:
+ * compiled unary endpoints without awaiting policies, which open a frame themselves around the
+ * code that may await (see `compile_endpoint.ts`) and drop the request from the context once
+ * their response is ready.
  */
 export const syncHandlers: WeakSet<object> = new WeakSet();
-
-/**
- * Handlers whose work ends with their response (compiled unary endpoints; not streams): once the
- * response is ready the dispatcher drops the request from the async context.
- */
-export const unaryHandlers: WeakSet<object> = new WeakSet();
-
-/**
- * Handlers that open an async scope themselves around the code that may await (compiled unary
- * endpoints without awaiting policies): the dispatcher gives them a synchronous scope.
- */
-export const ownScopeHandlers: WeakSet<object> = new WeakSet();

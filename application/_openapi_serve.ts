@@ -5,6 +5,7 @@
  * @module
  */
 
+import { JSON_TYPE } from "./_errors.ts";
 import type { AppContext } from "@fw/runtime";
 import type { ResolvedOpenApiConfig } from "./_openapi_config.ts";
 import type { OpenApiDocument } from "./openapi_types.ts";
@@ -35,7 +36,7 @@ export async function serveOpenApi(
     handler: () =>
       new Response(json, {
         headers: {
-          "content-type": "application/json",
+          "content-type": JSON_TYPE,
           "cache-control": "no-cache",
         },
       }),

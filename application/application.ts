@@ -25,14 +25,7 @@ import {
   type ServerInfo,
   systemClock,
 } from "@fw/runtime";
-import {
-  errorResponse,
-  jsonError,
-  ownScopeHandlers,
-  safeHandlers,
-  syncHandlers,
-  unaryHandlers,
-} from "./_errors.ts";
+import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
 import { type ContextProvider, contextProviders } from "./_context_providers.ts";
 import { preflights } from "./_policies.ts";
 import { matchedRoutes } from "./_route_info.ts";
@@ -66,12 +59,11 @@ export interface RouteEntry {
   handler: RouteHandler;
   /** The handler wrapped so that it never throws or rejects. */
   safe: RouteHandler;
-  /** True when the handler completes synchronously (it gets a synchronous context). */
+  /**
+   * True when the handler gets a synchronous context (it opens an async one itself where it
+   * awaits; see `syncHandlers`).
+   */
   sync: boolean;
-  /** True when the request's work ends with the response (unary endpoints, not streams). */
-  unary: boolean;
-  /** True when the handler opens an async scope itself where it needs one. */
-  ownScope: boolean;
   /** The name of the route's catch-all parameter, if it has one. */
   catchAll: string | undefined;
   /** The registration (source file, metadata). */
@@ -247,8 +239,6 @@ export class Application {
         handler,
         safe,
         sync: syncHandlers.has(handler),
-        unary: unaryHandlers.has(handler),
-        ownScope: ownScopeHandlers.has(handler),
         catchAll: catchAllOf(route.path),
         route,
       });
@@ -436,13 +426,9 @@ export class Application {
       res = entry.safe(req, params, info);
     } else {
       const store = values as unknown as Record<string, unknown>;
-      res = entry.sync || entry.ownScope
+      res = entry.sync
         ? runInSyncContext(store, () => entry.safe(req, params, info))
         : runInContext(store, () => entry.safe(req, params, info));
-      // Endpoints that open their own scope release the request themselves.
-      if (entry.unary && !entry.ownScope && res instanceof Promise) {
-        res = res.then((r) => release(values, r));
-      }
     }
     return head ? Promise.resolve(res).then(stripBody) : res;
   }
@@ -477,12 +463,6 @@ export class Application {
     if (methods.includes("GET") && !methods.includes("HEAD")) methods.push("HEAD");
     return policy.preflight(req, methods.sort());
   }
-}
-
-/** Drops the request from its async-context values once its response is ready. */
-function release(values: RequestValues, res: Response): Response {
-  values.release();
-  return res;
 }
 
 /**

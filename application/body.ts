@@ -76,13 +76,6 @@ async function readText(body: ReadableStream<Uint8Array>, maxBytes: number): Pro
 }
 
 /**
- * Removes `__proto__` and `constructor` own keys at every level and checks the nesting depth.
- *
- * @param value A value produced by `JSON.parse`.
- * @param depth The depth of `value` (1 for the top level).
- * @returns False when the value nests deeper than {@linkcode MAX_BODY_DEPTH}.
- */
-/**
  * Checks the nesting depth of a parsed JSON value and, with `stripKeys`, deletes `__proto__` and
  * `constructor` keys at every level. Returns false as soon as the value is nested deeper than
  * `MAX_BODY_DEPTH`. No allocation: objects are walked with `for...in` (parsed JSON has no

@@ -17,13 +17,12 @@
  * @module
  */
 
-import { ownScopeHandlers, safeHandlers, syncHandlers, unaryHandlers } from "./_errors.ts";
+import { JSON_HEADERS, JSON_TYPE, safeHandlers, syncHandlers } from "./_errors.ts";
 import { hasPolicies, preflights, RoutePolicies } from "./_policies.ts";
 import {
   type AppContext,
   compile,
   joinMessages,
-  keepContext,
   NotAcceptableException,
   type ProviderMap,
   type RequestInfo,
@@ -63,7 +62,6 @@ export interface CompileEndpointOptions {
 
 type AnyHandler = (...args: unknown[]) => unknown;
 
-const JSON_HEADERS: HeadersInit = { "content-type": "application/json" };
 const TEXT_HEADERS: HeadersInit = { "content-type": "text/plain;charset=UTF-8" };
 const MEDIA_HEADERS = new Map<MediaType, HeadersInit>(
   MEDIA_TYPES.map((m) => [m, { "content-type": m.contentType }]),
@@ -109,7 +107,7 @@ class CompiledEndpoint {
   readonly #shared: ContextShared;
   readonly #app: AppContext;
   readonly #label: string;
-  /** True for an `async function` handler: it runs in an async scope (see `keepContext`). */
+  /** True for an `async function` handler: it runs in an async scope (see `#invoke`). */
   readonly #asyncHandler: boolean;
 
   constructor(def: EndpointDefinition, { method, route, app }: CompileEndpointOptions) {
@@ -147,16 +145,11 @@ class CompiledEndpoint {
         if (media === undefined) return this.#notAcceptable(req);
         ctx._media = media;
       }
-      // The dispatcher opened a synchronous scope; only code that may await gets an async one:
-      // the handler when it is `async`, and `.inject()` providers. The body is read outside it.
+      // The dispatcher opened a synchronous scope; only code that may await gets an async one
+      // (see `#invoke`), and the body is read outside any.
       if (this.#body !== undefined) return this.#withBody(ctx, tryContext());
-      if (this.#inject !== undefined) {
-        const values = tryContext();
-        return keepContext(() => this.#runInjected(ctx, values));
-      }
-      const result = this.#asyncHandler
-        ? keepContext(() => this.#handler(ctx))
-        : this.#handler(ctx);
+      if (this.#inject !== undefined || this.#asyncHandler) return this.#invoke(ctx, tryContext());
+      const result = this.#handler(ctx);
       if (result instanceof Promise) return this.#settle(result, ctx, tryContext());
       return this.#finish(result, ctx);
     } catch (error) {
@@ -207,16 +200,27 @@ class CompiledEndpoint {
         return invalid(BODY_REQUIRED);
       }
       ctx._bodyReady = true;
-      if (this.#inject !== undefined) {
-        return resumeContext(values, true, () => this.#runInjected(ctx, values));
-      }
-      const result = resumeContext(values, this.#asyncHandler, () => this.#handler(ctx));
-      if (result instanceof Promise) return this.#settle(result, ctx, values);
-      release(values);
-      return this.#finish(result, ctx);
+      return this.#invoke(ctx, values);
     } catch (error) {
       return this.#fail(error);
     }
+  }
+
+  /**
+   * Runs the handler in the request's scope `values`: an async scope around an `async` handler
+   * or `.inject()` providers, a synchronous one otherwise.
+   */
+  #invoke(
+    ctx: RequestContext,
+    values: Record<string, unknown> | undefined,
+  ): Response | Promise<Response> {
+    if (this.#inject !== undefined) {
+      return resumeContext(values, true, () => this.#runInjected(ctx, values));
+    }
+    const result = resumeContext(values, this.#asyncHandler, () => this.#handler(ctx));
+    if (result instanceof Promise) return this.#settle(result, ctx, values);
+    release(values);
+    return this.#finish(result, ctx);
   }
 
   /** Runs the handler with its `.inject()` providers resolved in a new request scope. */
@@ -298,7 +302,7 @@ class CompiledEndpoint {
         return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
       }
       const all = new Headers(headers);
-      all.set("content-type", "application/json");
+      all.set("content-type", JSON_TYPE);
       return new Response(JSON.stringify(body), { status, headers: all });
     } catch {
       return new Response(
@@ -361,15 +365,8 @@ export function compileEndpoint(
     ? (req, params, info) => compiled.run(req, params, info)
     : (req, params, info) => policies.run(req, params, info, compiled);
   safeHandlers.add(handler);
-  unaryHandlers.add(handler);
   // Without policies that await, the endpoint opens its own async scope where it needs one.
-  if (policies === undefined || policies.sync) ownScopeHandlers.add(handler);
+  if (policies === undefined || policies.sync) syncHandlers.add(handler);
   if (policies?.cors !== undefined) preflights.set(handler, policies.cors);
-  if (
-    def.handler.constructor.name !== "AsyncFunction" && !meta.body && !meta.inject &&
-    (policies === undefined || policies.sync)
-  ) {
-    syncHandlers.add(handler);
-  }
   return handler;
 }

@@ -31,7 +31,7 @@ import {
   toErrorResponse,
   type Validator,
 } from "@fw/runtime";
-import { jsonError, safeHandlers } from "./_errors.ts";
+import { JSON_HEADERS, JSON_TYPE, jsonError, safeHandlers } from "./_errors.ts";
 import { hasPolicies, preflights, RoutePolicies } from "./_policies.ts";
 import { type LiveStream, streamRegistry, StreamRequestContext } from "./_stream_context.ts";
 import { readJsonBody } from "./body.ts";
@@ -44,7 +44,6 @@ import { checkStreamOptions, type ResolvedStreamOptions } from "./stream_options
 
 type AnyHandler = (...args: unknown[]) => unknown;
 
-const JSON_HEADERS: HeadersInit = { "content-type": "application/json" };
 const SSE_HEADERS: HeadersInit = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
@@ -381,7 +380,7 @@ class CompiledStream {
     const { status, body, headers, internal } = toErrorResponse(error);
     if (internal) this.#app.logger.error(`Unhandled error in ${this.#label}`, { error });
     const all = new Headers(headers);
-    all.set("content-type", "application/json");
+    all.set("content-type", JSON_TYPE);
     return new Response(JSON.stringify(body), { status, headers: all });
   }
 }

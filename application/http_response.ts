@@ -6,6 +6,7 @@
  * @module
  */
 
+import { JSON_TYPE } from "./_errors.ts";
 import { statusText } from "@fw/runtime";
 
 /** Options of the {@linkcode HttpResponse} constructor and of {@linkcode json}. */
@@ -21,7 +22,6 @@ export type RedirectStatus = 301 | 302 | 303 | 307 | 308;
 
 const NULL_BODY_STATUS = new Set([204, 205, 304]);
 const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
-const JSON_TYPE = "application/json";
 
 function checkStatus(status: number, where: string): number {
   if (!Number.isInteger(status) || status < 200 || status > 599) {

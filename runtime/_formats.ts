@@ -89,16 +89,11 @@ export function isDateTime(s: string): boolean {
 
 /** Coerces a query/path string to a number; returns the string unchanged when it is not one. */
 export function toNumber(s: string): number | string {
-  const last = s.charCodeAt(s.length - 1);
-  if (last >= 48 && last <= 57) {
-    // ends with a digit: no trailing space; a leading one shows in the first character
-    const first = s.charCodeAt(0);
-    if ((first >= 48 && first <= 57) || first === 45) {
-      const n = Number(s);
-      return Number.isFinite(n) ? n : s;
-    }
-  }
-  if (s === "" || s.trim() !== s) return s;
+  // Starting with a digit or `-` and ending with a digit, `s` has no surrounding space: the
+  // usual case skips `trim()`.
+  const first = s.charCodeAt(0), last = s.charCodeAt(s.length - 1);
+  const plain = last >= 48 && last <= 57 && ((first >= 48 && first <= 57) || first === 45);
+  if (!plain && (s === "" || s.trim() !== s)) return s;
   const n = Number(s);
   return Number.isFinite(n) ? n : s;
 }

@@ -95,38 +95,15 @@ export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R
 }
 
 /**
- * Makes the current scope follow `fn` through every `await`. A scope opened with
- * `runInSyncContext()` is visible only to synchronous code; `keepContext()` turns it into an
- * async scope for the length of `fn` (an async scope is left as it is). The framework opens a
- * synchronous scope per request, which costs nothing, and calls this only around code that may
- * await, such as an `async` handler: an async scope costs the runtime work on every promise
- * created inside it.
+ * Runs `fn` in the scope `values` captured earlier with `tryContext()`: as an async scope, which
+ * follows `fn` through every `await`, when `async` is true, else as a synchronous one. Use it to
+ * re-enter a scope after work done outside it, or to give code that may await the synchronous
+ * scope it was called in (`runInSyncContext()` scopes end at the first `await`). With `values`
+ * undefined (there was no scope) or already the current async scope, runs `fn` as it is.
  *
- * @param fn The function to run.
- * @returns What `fn` returns.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { keepContext, runInSyncContext, tryContext } from "@fw/runtime";
- *
- * const seen = await runInSyncContext({ traceId: "t" }, () =>
- *   keepContext(async () => {
- *     await Promise.resolve();
- *     return tryContext<{ traceId: string }>()?.traceId;
- *   }));
- * assert.equal(seen, "t");
- * ```
- */
-export function keepContext<R>(fn: () => R): R {
-  if (syncStore === undefined || storage.getStore() !== undefined) return fn();
-  return storage.run(syncStore, fn);
-}
-
-/**
- * Runs `fn` in the scope `values` captured earlier with `tryContext()`, after an `await` that ran
- * outside of it: as an async scope when `async` is true, else as a synchronous one. With
- * `values` undefined (there was no scope), runs `fn` as it is.
+ * The framework opens a synchronous scope per request, which costs nothing, and an async one
+ * only around code that may await, such as an `async` handler: an async scope costs the runtime
+ * work on every promise created inside it.
  *
  * @param values The captured scope, or `undefined`.
  * @param async True when `fn` may await and the scope must follow it.

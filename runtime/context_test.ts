@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import {
-  keepContext,
   resumeContext,
   runInContext,
   runInSyncContext,
@@ -127,44 +126,27 @@ Deno.test("runInSyncContext() values are inherited by a nested runInContext()", 
   assert.deepEqual(await pending, { traceId: "sync", step: 2 });
 });
 
-Deno.test("keepContext() carries a synchronous scope across awaits and leaves async scopes alone", async () => {
-  const tick = () => new Promise((r) => setTimeout(r, 1));
-  const seen = await runInSyncContext({ id: "sync" }, () =>
-    keepContext(async () => {
-      await tick();
-      return tryContext<{ id: string }>()?.id;
-    }));
-  assert.equal(seen, "sync");
-  // without keepContext the synchronous scope is gone after the first await
-  const lost = await runInSyncContext({ id: "sync" }, async () => {
-    await tick();
-    return tryContext<{ id: string }>()?.id;
-  });
-  assert.equal(lost, undefined);
-  const inAsync = await runInContext({ id: "async" }, () =>
-    keepContext(async () => {
-      await tick();
-      return tryContext<{ id: string }>()?.id;
-    }));
-  assert.equal(inAsync, "async");
-  assert.equal(keepContext(() => tryContext()), undefined);
-});
-
 Deno.test("resumeContext() re-enters a captured scope, synchronously or across awaits", async () => {
-  const tick = () => new Promise((r) => setTimeout(r, 1));
+  const id = () => tryContext<{ id: string }>()?.id;
+  /** The scope's id after an await. */
+  const idLater = async () => {
+    await new Promise((r) => setTimeout(r, 1));
+    return id();
+  };
   const captured = runInSyncContext({ id: "req" }, () => tryContext());
-  assert.equal(resumeContext(captured, false, () => tryContext<{ id: string }>()?.id), "req");
+  assert.equal(resumeContext(captured, false, id), "req");
   assert.equal(tryContext(), undefined);
-  const later = await resumeContext(captured, true, async () => {
-    await tick();
-    return tryContext<{ id: string }>()?.id;
-  });
-  assert.equal(later, "req");
+  assert.equal(await resumeContext(captured, true, idLater), "req");
   // inside another async scope the captured one still wins, even for synchronous code
-  const inner = await runInContext(
-    { id: "other" },
-    () => resumeContext(captured, false, () => tryContext<{ id: string }>()?.id),
+  assert.equal(
+    await runInContext({ id: "other" }, () => resumeContext(captured, false, id)),
+    "req",
   );
-  assert.equal(inner, "req");
   assert.equal(resumeContext(undefined, true, () => tryContext()), undefined);
+  // a synchronous scope ends at the first await; resumeContext(tryContext(), true) carries it
+  assert.equal(await runInSyncContext({ id: "sync" }, idLater), undefined);
+  const carry = () => resumeContext(tryContext(), true, idLater);
+  assert.equal(await runInSyncContext({ id: "sync" }, carry), "sync");
+  // inside an async scope already, the scope is used as it is
+  assert.equal(await runInContext({ id: "async" }, carry), "async");
 });

@@ -76,7 +76,6 @@
 export { type Clock, ManualClock, systemClock, type TimerHandle } from "./clock.ts";
 export {
   type AuthUser,
-  keepContext,
   resumeContext,
   runInContext,
   runInNewContext,

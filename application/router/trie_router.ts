@@ -11,7 +11,6 @@ import { parsePattern, type RouteMatch, type Router } from "./router.ts";
 interface Leaf<T> {
   value: T;
   pattern: string;
-  names: string[];
   /** Builds the params object from the captured values (one object shape per route). */
   build: (values: string[]) => Record<string, string>;
   /** Prebuilt result for static routes (no allocation per lookup). */
@@ -69,7 +68,6 @@ export class TrieRouter<T> implements Router<T> {
       byMethod.set(path, {
         value,
         pattern,
-        names: [],
         build: () => NO_PARAMS,
         match: { value, params: NO_PARAMS, pattern },
       });
@@ -83,7 +81,7 @@ export class TrieRouter<T> implements Router<T> {
         const name = seg.slice(1);
         if (node.catchAll) throw duplicate(method, pattern, node.catchAll.leaf.pattern);
         names.push(name);
-        node.catchAll = { name, leaf: { value, pattern, names, build: paramsBuilder(names) } };
+        node.catchAll = { name, leaf: { value, pattern, build: paramsBuilder(names) } };
         return;
       }
       if (seg[0] === ":") {
@@ -104,7 +102,7 @@ export class TrieRouter<T> implements Router<T> {
       }
     }
     if (node.leaf) throw duplicate(method, pattern, node.leaf.pattern);
-    node.leaf = { value, pattern, names, build: paramsBuilder(names) };
+    node.leaf = { value, pattern, build: paramsBuilder(names) };
   }
 
   /** Finds a route; parameter values are returned raw (percent-encoded). */
