@@ -24,7 +24,13 @@ import {
   newQid,
   type WakeMessage,
 } from "./_deno_kv_keys.ts";
-import { type EnqueueOptionsFn, liveInstances, requeue, retryLocked } from "./_deno_kv_registry.ts";
+import {
+  type EnqueueOptionsFn,
+  liveInstances,
+  requeue,
+  retryLocked,
+  unpark,
+} from "./_deno_kv_registry.ts";
 
 /** One subscriber instance in this process. */
 export interface LocalInstance {
@@ -223,6 +229,13 @@ export class KvDispatcher {
       await this.#moveTo(kv, msg, keys.inbox(msg.prefix, target, msg.qid));
     } else if (msg.instance === undefined) {
       await this.#moveTo(kv, msg, keys.parked(msg.prefix, msg.topic, msg.group, msg.qid));
+      // An instance that joined between the look above and the park has already queued its
+      // group's parked messages (it registers, then unparks), so this one would wait for the next
+      // repair round. Look again after parking: of the two, at least one sees the other's write.
+      const now = this.#o.clock.now();
+      if ((await liveInstances(kv, msg.prefix, msg.topic, msg.group, now)).length > 0) {
+        await unpark(kv, msg.prefix, msg.topic, msg.group, this.#o.enqueueOptions);
+      }
     } else {
       this.#o.logger?.warn("deno kv: broadcast delivery skipped: the instance left", {
         traceId: msg.envelope?.traceId,
