@@ -343,3 +343,63 @@ Deno.test("denoKvTransport stops addressing a broadcast instance whose heartbeat
     assert.deepEqual(seen, [1]);
   });
 });
+
+Deno.test("denoKvTransport queues a message parked while an instance of its group joins", async () => {
+  await withDatabase(async (path, track) => {
+    // Transport A reads the database through a handle that can hold one look for live instances
+    // open: the test makes an instance join in between that look and the park that follows it.
+    const real = await Deno.openKv(path);
+    let armed = false;
+    let looked!: () => void;
+    const lookedOnce = new Promise<void>((r) => looked = r);
+    let resume!: () => void;
+    const resumed = new Promise<void>((r) => resume = r);
+    const kv = new Proxy(real, {
+      get(target, prop) {
+        if (prop === "list") {
+          return (selector: Deno.KvListSelector, options?: Deno.KvListOptions) => {
+            const entries = target.list(selector, options);
+            const prefix = "prefix" in selector ? selector.prefix : [];
+            if (!armed || prefix[1] !== "instances") return entries;
+            armed = false;
+            return (async function* () {
+              for await (const e of entries) yield e;
+              looked();
+              await resumed;
+            })();
+          };
+        }
+        const value = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const seen: number[] = [];
+    const def = handler(Job).options({ ...FAST, group: "joining" }).handle((m) =>
+      void seen.push(m.payload.n)
+    );
+    try {
+      // A joins the group (it stays registered) and leaves; its queue listener stays on.
+      const a = track.bus(track.transport({ kv }));
+      await a.add(def);
+      await a.start();
+      await a.stop({ closeTransports: false });
+      const publisher = track.bus(track.transport({ path }));
+      await publisher.start();
+      armed = true;
+      await getPublisher(Job, { bus: publisher })({ n: 1 });
+      // A got the message, found no live instance, and is held before it parks the message.
+      await lookedOnce;
+      const c = track.bus(track.transport({ path }));
+      await c.add(def);
+      await c.start(); // registers its instance, then queues what is parked: nothing yet
+      resume();
+      // The next repair round is 10 s away: the message must not wait for it.
+      await until(() => seen.length === 1, 4000, "the message parked while the instance joined");
+      assert.deepEqual(seen, [1]);
+    } finally {
+      resume();
+      await track.close();
+      real.close();
+    }
+  });
+});
