@@ -39,7 +39,6 @@ import {
 import { readJson } from "./body.ts";
 import { RequestValues } from "./_dispatch.ts";
 import { compileStreamEndpoint } from "./compile_stream.ts";
-import type { StreamOptions } from "./stream_options.ts";
 import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import { isEndpoint } from "./endpoint.ts";
@@ -47,18 +46,9 @@ import { HttpResponse } from "./http_response.ts";
 import { type ContextShared, type RawParams, RequestContext } from "./request_context.ts";
 import { type ResponseCheck, responseCheck } from "./response_validation.ts";
 import { serialize } from "./serialize.ts";
+import type { CompileEndpointOptions } from "./endpoint_types.ts";
 
-/** Where an endpoint is mounted. */
-export interface CompileEndpointOptions {
-  /** HTTP method, upper case. */
-  method: string;
-  /** The full route pattern (prefix included), for example `/v1/users/:id`. */
-  route: string;
-  /** The application the endpoint runs in. */
-  app: AppContext;
-  /** Settings of stream connections (stream endpoints only; `api({ streams })`). */
-  streams?: StreamOptions;
-}
+export type { CompileEndpointOptions };
 
 type AnyHandler = (...args: unknown[]) => unknown;
 

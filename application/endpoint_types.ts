@@ -6,6 +6,7 @@
  */
 
 import type {
+  AppContext,
   AuthUser,
   ErrorCode,
   InferSchema,
@@ -17,6 +18,7 @@ import type {
   SchemaShape,
 } from "@fw/runtime";
 import type { HttpResponse } from "./http_response.ts";
+import type { StreamOptions } from "./stream_options.ts";
 import type { RateLimitStore } from "./rate_limit_store.ts";
 import type { BaseContext, EndpointContext, RawParams, RawQuery } from "./request_context.ts";
 
@@ -294,4 +296,16 @@ export interface EndpointBuilder<
   inject<N extends ProviderMap>(providers: N): EndpointBuilder<P, Q, B, R, N, X>;
   /** Finishes the definition with its handler. */
   handle(handler: EndpointHandler<P, Q, B, R, D, X>): EndpointDefinition<P, Q, B, R>;
+}
+
+/** Where an endpoint is mounted. */
+export interface CompileEndpointOptions {
+  /** HTTP method, upper case. */
+  method: string;
+  /** The full route pattern (prefix included), for example `/v1/users/:id`. */
+  route: string;
+  /** The application the endpoint runs in. */
+  app: AppContext;
+  /** Settings of stream connections (stream endpoints only; `api({ streams })`). */
+  streams?: StreamOptions;
 }

@@ -14,7 +14,7 @@ import {
 import { EventBus } from "./event_bus.ts";
 import { handler } from "./handler.ts";
 import type { HandlerOptions, Message } from "./handler_types.ts";
-import { MemoryBroker } from "./memory_broker.ts";
+import { MemoryBroker } from "./transports/memory_broker.ts";
 import { getPublisher } from "./publisher.ts";
 import { topic } from "./topic.ts";
 import { Email, Int, Uuid } from "@fw/runtime";

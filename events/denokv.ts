@@ -20,8 +20,8 @@ export {
   DenoKvTransport,
   denoKvTransport,
   type DenoKvTransportOptions,
-} from "./transports/deno_kv.ts";
+} from "./transports/deno_kv/deno_kv.ts";
 export {
   DenoKvDeadLetters,
   type DenoKvDeadLettersOptions,
-} from "./transports/deno_kv_dead_letters.ts";
+} from "./transports/deno_kv/dead_letters.ts";

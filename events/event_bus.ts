@@ -18,10 +18,17 @@ import {
 } from "@fw/runtime";
 import { Consumer } from "./consumer.ts";
 import type { Envelope } from "./envelope.ts";
-import type { PublishReceipt } from "./publisher.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
 import type { DeadLetter, Transport } from "./transport.ts";
+
+/** What a publish returns. */
+export interface PublishReceipt {
+  /** The message id. */
+  readonly messageId: string;
+  /** The trace id the message carries. */
+  readonly traceId: string;
+}
 
 /** Options of {@linkcode EventBus}. */
 export interface EventBusOptions {

@@ -1,7 +1,7 @@
 import { createLogger, Int, MinLength, Uuid } from "@fw/runtime";
 import { EventBus } from "./event_bus.ts";
 import { handler } from "./handler.ts";
-import { MemoryBroker } from "./memory_broker.ts";
+import { MemoryBroker } from "./transports/memory_broker.ts";
 import { getPublisher } from "./publisher.ts";
 import { topic } from "./topic.ts";
 

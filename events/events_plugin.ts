@@ -27,12 +27,12 @@ import {
 import { EventBus, type StoredDeadLetter } from "./event_bus.ts";
 import { isHandlerDefinition } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
-import { type LocalBroker, serveLocalBroker } from "./local_broker.ts";
-import { MemoryBroker } from "./memory_broker.ts";
+import { type LocalBroker, serveLocalBroker } from "./transports/http_broker/local_broker.ts";
+import { MemoryBroker } from "./transports/memory_broker.ts";
 import { activateBus } from "./publisher.ts";
 import { createTransportRouter, type RouteRule } from "./routing.ts";
 import type { Transport } from "./transport.ts";
-import { httpBrokerTransport } from "./transports/http_broker.ts";
+import { httpBrokerTransport } from "./transports/http_broker/http_broker.ts";
 
 /** Options of {@linkcode events} (spec 2.9). */
 export interface EventsOptions {

@@ -139,10 +139,17 @@ export {
   type StoredDeadLetter,
 } from "./event_bus.ts";
 export { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
-export { MemoryBroker, type MemoryBrokerOptions } from "./memory_broker.ts";
+export { MemoryBroker, type MemoryBrokerOptions } from "./transports/memory_broker.ts";
 export { events, type EventsOptions, type EventsPlugin } from "./events_plugin.ts";
-export { type LocalBroker, type LocalBrokerOptions, serveLocalBroker } from "./local_broker.ts";
-export { type HttpBrokerOptions, httpBrokerTransport } from "./transports/http_broker.ts";
+export {
+  type LocalBroker,
+  type LocalBrokerOptions,
+  serveLocalBroker,
+} from "./transports/http_broker/local_broker.ts";
+export {
+  type HttpBrokerOptions,
+  httpBrokerTransport,
+} from "./transports/http_broker/http_broker.ts";
 export { MemoryDeadLetters, type MemoryDeadLettersOptions } from "./dead_letters.ts";
 export {
   type Admission,
@@ -156,3 +163,12 @@ export {
   type Transport,
   type TransportCapabilities,
 } from "./transport.ts";
+export type {
+  RealtimeBroker,
+  RealtimeCapabilities,
+  RealtimeGap,
+  RealtimeMessage,
+  RealtimeSubscribeOptions,
+  RealtimeSubscription,
+  RealtimeTopic,
+} from "./realtime/realtime.ts";

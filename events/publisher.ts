@@ -14,7 +14,9 @@
 import { type AuthUser, tryContext, ValidationException } from "@fw/runtime";
 import type { SchemaLike } from "@fw/runtime";
 import { type Envelope, newMessageId, newTraceId } from "./envelope.ts";
-import type { EventBus } from "./event_bus.ts";
+import type { EventBus, PublishReceipt } from "./event_bus.ts";
+
+export type { PublishReceipt };
 import { isTopic, type PayloadOf, type Topic } from "./topic.ts";
 
 /** Publish options (spec 2.8). */
@@ -29,14 +31,6 @@ export interface PublishOptions {
   attributes?: Record<string, string>;
   /** Explicit trace id; wins over the inherited one. */
   traceId?: string;
-}
-
-/** What a publish returns. */
-export interface PublishReceipt {
-  /** The message id. */
-  readonly messageId: string;
-  /** The trace id the message carries. */
-  readonly traceId: string;
 }
 
 /** The function returned by {@linkcode getPublisher}. */

@@ -1,8 +1,8 @@
 /**
  * `deno task ok`: the one gate. Runs every check in order and stops at the first failure.
  *
- * fmt check, lint, type check, doc lint of every exports entry, the member check, tests (with doc
- * examples) and the publish dry run.
+ * fmt check, lint, type check, doc lint of every exports entry, the member check, the import-cycle
+ * check, tests (with doc examples) and the publish dry run.
  *
  * @module
  */
@@ -17,6 +17,7 @@ const steps: [string, string[]][] = [
   ["check", ["check", "."]],
   ["doc lint", ["doc", "--lint", ...entries]],
   ["members", ["run", "-A", "scripts/check_members.ts"]],
+  ["import cycles", ["run", "-A", "scripts/check_cycles.ts"]],
   ["test", ["test", "-A", "--doc", "--parallel"]],
   ["publish dry run", ["publish", "--dry-run", "--allow-dirty"]],
 ];

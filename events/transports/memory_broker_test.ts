@@ -1,4 +1,4 @@
-import { MemoryBroker } from "../memory_broker.ts";
+import { MemoryBroker } from "./memory_broker.ts";
 import { runTransportConformance } from "./conformance.ts";
 
 const brokers = new Map<string, MemoryBroker>();

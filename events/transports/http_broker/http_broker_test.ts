@@ -1,6 +1,6 @@
 import { MemoryBroker } from "../memory_broker.ts";
-import { type LocalBroker, serveLocalBroker } from "../local_broker.ts";
-import { runTransportConformance } from "./conformance.ts";
+import { type LocalBroker, serveLocalBroker } from "./local_broker.ts";
+import { runTransportConformance } from "../conformance.ts";
 import { httpBrokerTransport } from "./http_broker.ts";
 
 const servers = new Map<string, { broker: MemoryBroker; server: LocalBroker }>();

@@ -6,15 +6,15 @@
  */
 
 import assert from "node:assert/strict";
-import { EventBus } from "../event_bus.ts";
-import { getPublisher } from "../publisher.ts";
-import { topic } from "../topic.ts";
+import { EventBus } from "../../event_bus.ts";
+import { getPublisher } from "../../publisher.ts";
+import { topic } from "../../topic.ts";
 import { Int } from "@fw/runtime";
 import { DenoKvTransport } from "./deno_kv.ts";
 
 const Job = topic("kill.job", { n: Int });
 const fixture = new URL("./testdata/kv_consumer.ts", import.meta.url).pathname;
-const config = new URL("../../deno.json", import.meta.url).pathname;
+const config = new URL("../../../deno.json", import.meta.url).pathname;
 
 interface Line {
   event: string;

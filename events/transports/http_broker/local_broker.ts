@@ -22,9 +22,9 @@
  */
 
 import type { Logger } from "@fw/runtime";
-import { envelopeProblem } from "./envelope.ts";
-import type { MemoryBroker } from "./memory_broker.ts";
-import { type Delivery, QueueFullError, type Subscription } from "./transport.ts";
+import { envelopeProblem } from "../../envelope.ts";
+import type { MemoryBroker } from "../memory_broker.ts";
+import { type Delivery, QueueFullError, type Subscription } from "../../transport.ts";
 
 /** Options of {@linkcode serveLocalBroker}. */
 export interface LocalBrokerOptions {

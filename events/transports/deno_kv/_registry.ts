@@ -9,7 +9,7 @@
  */
 
 import type { Logger } from "@fw/runtime";
-import type { SubscriptionSpec } from "../transport.ts";
+import type { SubscriptionSpec } from "../../transport.ts";
 import {
   type DeliverMessage,
   type InstanceRecord,
@@ -18,7 +18,7 @@ import {
   newQid,
   type OwnerRecord,
   type QueueMessage,
-} from "./_deno_kv_keys.ts";
+} from "./_keys.ts";
 
 /**
  * Runs a write, again when SQLite answers "database is locked": several handles (processes)

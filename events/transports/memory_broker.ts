@@ -8,8 +8,8 @@
  */
 
 import { type Clock, type Logger, type Meter, systemClock, type TimerHandle } from "@fw/runtime";
-import type { Envelope } from "./envelope.ts";
-import { MemoryDeadLetters } from "./dead_letters.ts";
+import type { Envelope } from "../envelope.ts";
+import { MemoryDeadLetters } from "../dead_letters.ts";
 import {
   type Admission,
   type Delivery,
@@ -19,7 +19,7 @@ import {
   type SubscriptionSpec,
   type Transport,
   type TransportCapabilities,
-} from "./transport.ts";
+} from "../transport.ts";
 
 /** Options of {@linkcode MemoryBroker}. */
 export interface MemoryBrokerOptions {

@@ -6,9 +6,45 @@
  */
 
 import { type Clock, type Logger, type Meter, systemClock } from "@fw/runtime";
-import { keys } from "./_deno_kv_keys.ts";
-import type { EnqueueOptionsFn } from "./_deno_kv_registry.ts";
-import type { DenoKvTransportOptions } from "./deno_kv.ts";
+import { keys } from "./_keys.ts";
+import type { EnqueueOptionsFn } from "./_registry.ts";
+
+/** Options of `denoKvTransport`. */
+export interface DenoKvTransportOptions {
+  /**
+   * Database file (`":memory:"` for a throw-away one). Omitted with no `kv`: the default database,
+   * which on Deno Deploy is the project's managed KV.
+   */
+  path?: string;
+  /**
+   * A database handle you opened. The transport adds its queue listener to it and leaves it open
+   * on `close()`; queue values that fw did not send go to `foreignMessage`.
+   */
+  kv?: Deno.Kv;
+  /** First part of every key and queue message (namespace; default `"fw"`). */
+  keyPrefix?: string;
+  /** An instance counts as live this long after its last heartbeat, in ms (default 30000). */
+  instanceTtlMs?: number;
+  /**
+   * How often a listening transport picks up the messages other processes handed to it and, on a
+   * database file, makes the local queue look for messages they enqueued, in ms (default 1000).
+   */
+  pollIntervalMs?: number;
+  /** Deno KV's own redelivery delays after a process dies mid-delivery (at most 5 entries). */
+  backoffSchedule?: readonly number[];
+  /** Dead letters kept with no `<topic>.dlq` subscriber (default 1000). */
+  deadLetterLimit?: number;
+  /** How long a `dedupeKey` suppresses repeats, in ms (default 600000). */
+  dedupeWindowMs?: number;
+  /** Receives queue values that no fw transport sent (default: logged and dropped). */
+  foreignMessage?: (value: unknown) => void | Promise<void>;
+  /** Clock for heartbeats and instance expiry (default the system clock). */
+  clock?: Clock;
+  /** Logger for hand-offs, evictions and failures. */
+  logger?: Logger;
+  /** Meter for `events.dlq.evicted`. */
+  meter?: Meter;
+}
 
 /** The options with defaults applied. */
 export interface ResolvedOptions {

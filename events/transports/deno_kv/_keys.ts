@@ -17,7 +17,7 @@
  * @module
  */
 
-import type { Envelope } from "../envelope.ts";
+import type { Envelope } from "../../envelope.ts";
 
 /** Marks queue values sent by an fw transport (the protocol of this file, version 1). */
 export const MARK = "fw.events.denokv.v1";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Envelope } from "../envelope.ts";
+import type { Envelope } from "../../envelope.ts";
 import {
   type Admission,
   type DeadLetter,
@@ -18,7 +18,7 @@ import {
   type SubscriptionSpec,
   type Transport,
   type TransportCapabilities,
-} from "../transport.ts";
+} from "../../transport.ts";
 
 /** Options of {@linkcode httpBrokerTransport}. */
 export interface HttpBrokerOptions {

@@ -5,7 +5,7 @@
  * - A publish reads the topic's subscription groups from KV and enqueues one queue message per
  *   competing group and one per live instance of each broadcast group, in one atomic commit.
  * - Each transport holds its handle's queue listener and dispatches to the subscriptions of its
- *   process (`_deno_kv_dispatch.ts`). A message for a group with no instance here is handed to a
+ *   process (`_dispatch.ts`). A message for a group with no instance here is handed to a
  *   process that has one (through that process's inbox in KV, which it polls), or parked in KV
  *   until an instance of its group joins.
  * - The listener's callback settles only when the consumer acknowledged or retried, so a killed
@@ -16,18 +16,18 @@
  * @module
  */
 
-import type { Clock, Logger, Meter, TimerHandle } from "@fw/runtime";
-import type { Envelope } from "../envelope.ts";
+import type { Clock, TimerHandle } from "@fw/runtime";
+import type { Envelope } from "../../envelope.ts";
 import type {
   DeliveryListener,
   Subscription,
   SubscriptionSpec,
   Transport,
   TransportCapabilities,
-} from "../transport.ts";
-import { type DeliverMessage, type GroupRecord, keys, MARK, newQid } from "./_deno_kv_keys.ts";
-import { KvDispatcher, type LocalInstance } from "./_deno_kv_dispatch.ts";
-import { type ResolvedOptions, resolveOptions } from "./_deno_kv_options.ts";
+} from "../../transport.ts";
+import { type DeliverMessage, type GroupRecord, keys, MARK, newQid } from "./_keys.ts";
+import { KvDispatcher, type LocalInstance } from "./_dispatch.ts";
+import { type ResolvedOptions, resolveOptions } from "./_options.ts";
 import {
   beat,
   liveInstances,
@@ -35,45 +35,11 @@ import {
   retryLocked,
   sweepUndelivered,
   unpark,
-} from "./_deno_kv_registry.ts";
-import { DenoKvDeadLetters } from "./deno_kv_dead_letters.ts";
+} from "./_registry.ts";
+import { DenoKvDeadLetters } from "./dead_letters.ts";
+import type { DenoKvTransportOptions } from "./_options.ts";
 
-/** Options of {@linkcode denoKvTransport}. */
-export interface DenoKvTransportOptions {
-  /**
-   * Database file (`":memory:"` for a throw-away one). Omitted with no `kv`: the default database,
-   * which on Deno Deploy is the project's managed KV.
-   */
-  path?: string;
-  /**
-   * A database handle you opened. The transport adds its queue listener to it and leaves it open
-   * on `close()`; queue values that fw did not send go to `foreignMessage`.
-   */
-  kv?: Deno.Kv;
-  /** First part of every key and queue message (namespace; default `"fw"`). */
-  keyPrefix?: string;
-  /** An instance counts as live this long after its last heartbeat, in ms (default 30000). */
-  instanceTtlMs?: number;
-  /**
-   * How often a listening transport picks up the messages other processes handed to it and, on a
-   * database file, makes the local queue look for messages they enqueued, in ms (default 1000).
-   */
-  pollIntervalMs?: number;
-  /** Deno KV's own redelivery delays after a process dies mid-delivery (at most 5 entries). */
-  backoffSchedule?: readonly number[];
-  /** Dead letters kept with no `<topic>.dlq` subscriber (default 1000). */
-  deadLetterLimit?: number;
-  /** How long a `dedupeKey` suppresses repeats, in ms (default 600000). */
-  dedupeWindowMs?: number;
-  /** Receives queue values that no fw transport sent (default: logged and dropped). */
-  foreignMessage?: (value: unknown) => void | Promise<void>;
-  /** Clock for heartbeats and instance expiry (default the system clock). */
-  clock?: Clock;
-  /** Logger for hand-offs, evictions and failures. */
-  logger?: Logger;
-  /** Meter for `events.dlq.evicted`. */
-  meter?: Meter;
-}
+export type { DenoKvTransportOptions } from "./_options.ts";
 
 /** At most this many enqueues per atomic commit (Deno KV allows 1000 mutations). */
 const CHUNK = 500;

@@ -15,7 +15,7 @@
  */
 
 import type { Clock, Logger } from "@fw/runtime";
-import type { Admission, Delivery, DeliveryListener, SubscriptionSpec } from "../transport.ts";
+import type { Admission, Delivery, DeliveryListener, SubscriptionSpec } from "../../transport.ts";
 import {
   type DeliverMessage,
   isQueueMessage,
@@ -23,14 +23,8 @@ import {
   MARK,
   newQid,
   type WakeMessage,
-} from "./_deno_kv_keys.ts";
-import {
-  type EnqueueOptionsFn,
-  liveInstances,
-  requeue,
-  retryLocked,
-  unpark,
-} from "./_deno_kv_registry.ts";
+} from "./_keys.ts";
+import { type EnqueueOptionsFn, liveInstances, requeue, retryLocked, unpark } from "./_registry.ts";
 
 /** One subscriber instance in this process. */
 export interface LocalInstance {

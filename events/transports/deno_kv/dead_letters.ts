@@ -8,10 +8,10 @@
  */
 
 import { type Logger, type Meter, noopMeter } from "@fw/runtime";
-import type { Envelope } from "../envelope.ts";
-import type { DeadLetter, DeadLetterStore } from "../transport.ts";
-import { keys } from "./_deno_kv_keys.ts";
-import { retryLocked } from "./_deno_kv_registry.ts";
+import type { Envelope } from "../../envelope.ts";
+import type { DeadLetter, DeadLetterStore } from "../../transport.ts";
+import { keys } from "./_keys.ts";
+import { retryLocked } from "./_registry.ts";
 
 /** Options of {@linkcode DenoKvDeadLetters}. */
 export interface DenoKvDeadLettersOptions {

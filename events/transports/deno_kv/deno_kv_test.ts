@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { createLogger, Int, ManualClock, MemoryMeter, MemorySink } from "@fw/runtime";
-import { EventBus } from "../event_bus.ts";
-import { handler } from "../handler.ts";
-import type { HandlerOptions } from "../handler_types.ts";
-import { getPublisher } from "../publisher.ts";
-import { topic } from "../topic.ts";
-import type { Transport } from "../transport.ts";
-import { runTransportConformance } from "./conformance.ts";
+import { EventBus } from "../../event_bus.ts";
+import { handler } from "../../handler.ts";
+import type { HandlerOptions } from "../../handler_types.ts";
+import { getPublisher } from "../../publisher.ts";
+import { topic } from "../../topic.ts";
+import type { Transport } from "../../transport.ts";
+import { runTransportConformance } from "../conformance.ts";
 import { DenoKvTransport, type DenoKvTransportOptions } from "./deno_kv.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "fw-denokv-conformance-" });
