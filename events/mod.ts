@@ -172,3 +172,9 @@ export type {
   RealtimeSubscription,
   RealtimeTopic,
 } from "./realtime/realtime.ts";
+export { RealtimeCursorError } from "./realtime/realtime.ts";
+export {
+  MemoryRealtime,
+  memoryRealtime,
+  type MemoryRealtimeOptions,
+} from "./realtime/memory_realtime.ts";

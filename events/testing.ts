@@ -1,5 +1,6 @@
 /**
- * Test support for transport authors: the conformance suite every transport passes.
+ * Test support for transport and realtime-broker authors: the conformance suites every transport
+ * (`runTransportConformance`) and every realtime broker (`runRealtimeConformance`) passes.
  *
  * @example
  * ```ts ignore
@@ -15,3 +16,9 @@
  */
 
 export { runTransportConformance, type TransportHarness } from "./transports/conformance.ts";
+export {
+  compareRealtimeIds,
+  type RealtimeHarness,
+  type RealtimeHarnessOptions,
+  runRealtimeConformance,
+} from "./realtime/conformance.ts";

@@ -38,7 +38,9 @@ export interface RealtimeSubscribeOptions {
   /**
    * Where to start: `"latest"` (default) for messages published from now on, or the `id` of the
    * last message the subscriber saw, to replay everything after it that the broker still retains.
-   * Live-only brokers accept only `"latest"` (an id gives `recovered: false`).
+   * Live-only brokers accept only `"latest"` (an id gives `recovered: false`). A broker that
+   * retains a window rejects an id it can tell it never issued (malformed, or newer than the last
+   * id it gave out) with {@linkcode RealtimeCursorError}.
    */
   readonly from?: string;
   /**
@@ -90,6 +92,8 @@ export interface RealtimeBroker {
   /**
    * Subscribes to a topic. The callback runs once per message, in publish order; a callback that
    * throws is logged and does not stop the subscription.
+   *
+   * @throws {RealtimeCursorError} (replay brokers) when `from` is an id the broker never issued.
    */
   subscribe(
     topic: RealtimeTopic,
@@ -98,4 +102,42 @@ export interface RealtimeBroker {
   ): Promise<RealtimeSubscription>;
   /** Closes every subscription and releases the broker's connections. */
   close(): Promise<void>;
+}
+
+/**
+ * Thrown (as a rejection of {@linkcode RealtimeBroker.subscribe}) when `from` is an id the broker
+ * can tell it never issued: malformed, or newer than the newest id of the topic. An id that was
+ * issued but has left the retained window is not an error: it gives `recovered: false` and an
+ * `onGap` call instead.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { RealtimeCursorError } from "@fw/events";
+ * const error = new RealtimeCursorError("orders.created", "nope");
+ * assert.equal(error.message, 'Unknown realtime id "nope" for topic "orders.created"');
+ * assert.equal(error.id, "nope");
+ * ```
+ */
+export class RealtimeCursorError extends Error {
+  /** The topic name. */
+  readonly topic: string;
+  /** The id that was asked for. */
+  readonly id: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param topic The topic name.
+   * @param id The `from` id that was never issued.
+   * @param detail Why, appended after a colon (for example `"malformed"`).
+   */
+  constructor(topic: string, id: string, detail?: string) {
+    super(
+      `Unknown realtime id "${id}" for topic "${topic}"${detail ? `: ${detail}` : ""}`,
+    );
+    this.name = "RealtimeCursorError";
+    this.topic = topic;
+    this.id = id;
+  }
 }
