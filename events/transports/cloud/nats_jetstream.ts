@@ -1,0 +1,479 @@
+/**
+ * `natsJetStreamClient()`: the {@linkcode CloudPubSubClient} on NATS JetStream, and the one module
+ * of `@fw/events` that imports the NATS client (npm `@nats-io/jetstream` with
+ * `@nats-io/transport-node`).
+ *
+ * - One stream (default `FW_EVENTS`) holds every topic as subject `<subjectPrefix>.<topic>`; it
+ *   is created on first use (file storage, `maxAgeMs` retention, a de-duplication window).
+ * - A subscription is a durable pull consumer filtered to its topic's subject, created on first
+ *   use with `deliver_policy: new`, `ack_policy: explicit`, `max_deliver` (the delivery limit) and
+ *   `ack_wait`; an ephemeral one (a broadcast instance) also gets `inactive_threshold` and is
+ *   deleted on close.
+ * - `nack(delay)` is JetStream's `nak(delay)`, so fw's back-off times the redelivery; the
+ *   consumer's delivery count is the attempt. While a message is being handled, the client tells
+ *   the server it is still working on it every third of `ackWaitMs`, so slow handlers are not
+ *   redelivered early.
+ * - A publish carries `Nats-Msg-Id`, so retrying it through a reconnect stores it once; it keeps
+ *   retrying for `publishTimeoutMs` while the server is unreachable.
+ * - Attributes travel as headers, keys and values percent-encoded (`encodeURIComponent`).
+ *
+ * @module
+ */
+
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  type JetStreamApiError as JsApiError,
+  type JetStreamClient,
+  type JetStreamManager,
+  jetstreamManager,
+  type JsMsg,
+  StorageType,
+} from "@nats-io/jetstream";
+import { connect, headers, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
+import type {
+  CloudMessage,
+  CloudPublishOptions,
+  CloudPubSubClient,
+  CloudSubscribeOptions,
+  CloudSubscription,
+} from "./client.ts";
+
+/**
+ * A connection from `connect()` of npm `@nats-io/transport-node` (or `@nats-io/nats-core`),
+ * given as the `connection` option; it stays yours to close.
+ */
+export interface NatsConnectionLike {
+  /** Whether it is closed. */
+  isClosed(): boolean;
+  /** Closes it. */
+  close(): Promise<void>;
+}
+
+/** Options of {@linkcode natsJetStreamClient}: `servers` or `connection`, and JetStream settings. */
+export interface NatsJetStreamClientOptions {
+  /** Server address(es) such as `127.0.0.1:4222`: fw connects (reconnecting forever) and closes. */
+  servers?: string | string[];
+  /** A connection of yours (yours to close); used when `servers` is not given. */
+  connection?: NatsConnectionLike;
+  /** Stream name (default `FW_EVENTS`). */
+  stream?: string;
+  /** First subject token of every topic (default `fw`): topic `a.b` is subject `fw.a.b`. */
+  subjectPrefix?: string;
+  /** Stream storage (default `file`). */
+  storage?: "file" | "memory";
+  /** Stream replicas in a cluster (default 1). */
+  replicas?: number;
+  /** How long the stream keeps a message, in ms (default 7 days). */
+  maxAgeMs?: number;
+  /** Publishes with the same id within this window are stored once, in ms (default 120000). */
+  duplicateWindowMs?: number;
+  /** Redelivery after this long without an ack from a vanished subscriber, in ms (default 30000). */
+  ackWaitMs?: number;
+  /** A broadcast instance's subscription expires this long after it vanished, in ms (60000). */
+  inactiveThresholdMs?: number;
+  /** Messages delivered to one subscription and not yet settled, at most (default 1000). */
+  maxAckPending?: number;
+  /** How long a publish keeps retrying while the server is unreachable, in ms (default 30000). */
+  publishTimeoutMs?: number;
+}
+
+const MS = 1_000_000; // nanoseconds per millisecond
+
+function nanos(ms: number): number {
+  return ms * MS;
+}
+
+function fnv(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
+}
+
+/** A JetStream consumer name for a subscription name (safe characters, unique by a hash). */
+export function natsConsumerName(subscription: string): string {
+  return `${subscription.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 200)}_${fnv(subscription)}`;
+}
+
+function decode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function toHeaders(attributes: Readonly<Record<string, string>>): MsgHdrs {
+  const h = headers();
+  for (const k in attributes) h.set(encodeURIComponent(k), encodeURIComponent(attributes[k]));
+  return h;
+}
+
+function fromHeaders(h: MsgHdrs | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!h) return out;
+  for (const k of h.keys()) {
+    if (k.startsWith("Nats-")) continue;
+    out[decode(k)] = decode(h.get(k));
+  }
+  return out;
+}
+
+function isApiError(err: unknown, code: number): err is JsApiError {
+  return err instanceof JetStreamApiError && err.code === code;
+}
+
+function integer(name: string, value: number | undefined, fallback: number, min = 1): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < min) {
+    throw new TypeError(
+      `Invalid natsJetStreamClient() option "${name}": expected an integer >= ${min}, got ${v}`,
+    );
+  }
+  return v;
+}
+
+const TOKEN = /^[A-Za-z0-9_-]+$/;
+
+interface Ready {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+}
+
+/** The NATS JetStream client. Create it with {@linkcode natsJetStreamClient}. */
+export class NatsJetStreamClient implements CloudPubSubClient {
+  readonly #servers?: string[];
+  readonly #own: boolean;
+  readonly #stream: string;
+  readonly #prefix: string;
+  readonly #o: Required<
+    Omit<NatsJetStreamClientOptions, "servers" | "connection" | "stream" | "subjectPrefix">
+  >;
+  readonly #inflight = new Set<JsMsg>();
+  readonly #subs = new Set<CloudSubscription>();
+  #ready: Promise<Ready> | undefined;
+  #connection?: NatsConnection;
+  #lease: ReturnType<typeof setInterval> | undefined;
+  #closed = false;
+
+  /**
+   * Checks the options; the connection opens on first use.
+   *
+   * @param options Servers or a connection, and JetStream settings.
+   * @throws {TypeError} For neither or both of `servers` and `connection`, a bad name or number.
+   */
+  constructor(options: NatsJetStreamClientOptions) {
+    const has = (k: keyof NatsJetStreamClientOptions) => options?.[k] !== undefined;
+    if (has("servers") === has("connection")) {
+      throw new TypeError(
+        'Invalid natsJetStreamClient() options: give exactly one of "servers" and "connection"',
+      );
+    }
+    if (has("servers")) {
+      const s = typeof options.servers === "string" ? [options.servers] : options.servers!;
+      if (!Array.isArray(s) || s.length === 0 || s.some((x) => typeof x !== "string" || !x)) {
+        throw new TypeError(
+          'Invalid natsJetStreamClient() option "servers": expected a non-empty address or list',
+        );
+      }
+      this.#servers = s;
+    }
+    this.#connection = options.connection as NatsConnection | undefined;
+    this.#own = this.#servers !== undefined;
+    this.#stream = options.stream ?? "FW_EVENTS";
+    this.#prefix = options.subjectPrefix ?? "fw";
+    if (!TOKEN.test(this.#stream)) {
+      throw new TypeError(
+        `Invalid natsJetStreamClient() option "stream": expected letters, digits, "_" or "-", got "${this.#stream}"`,
+      );
+    }
+    if (!TOKEN.test(this.#prefix)) {
+      throw new TypeError(
+        `Invalid natsJetStreamClient() option "subjectPrefix": expected letters, digits, "_" or "-", got "${this.#prefix}"`,
+      );
+    }
+    if (
+      options.storage !== undefined && options.storage !== "file" && options.storage !== "memory"
+    ) {
+      throw new TypeError(
+        `Invalid natsJetStreamClient() option "storage": expected "file" or "memory", got "${options.storage}"`,
+      );
+    }
+    this.#o = {
+      storage: options.storage ?? "file",
+      replicas: integer("replicas", options.replicas, 1),
+      maxAgeMs: integer("maxAgeMs", options.maxAgeMs, 7 * 24 * 3600_000),
+      duplicateWindowMs: integer("duplicateWindowMs", options.duplicateWindowMs, 120_000),
+      ackWaitMs: integer("ackWaitMs", options.ackWaitMs, 30_000, 100),
+      inactiveThresholdMs: integer("inactiveThresholdMs", options.inactiveThresholdMs, 60_000),
+      maxAckPending: integer("maxAckPending", options.maxAckPending, 1000),
+      publishTimeoutMs: integer("publishTimeoutMs", options.publishTimeoutMs, 30_000, 0),
+    };
+  }
+
+  /** The stream name. */
+  get stream(): string {
+    return this.#stream;
+  }
+
+  /** The subject of a topic. */
+  subject(topic: string): string {
+    return `${this.#prefix}.${topic}`;
+  }
+
+  #open(): Promise<Ready> {
+    if (this.#ready) return this.#ready;
+    const where = this.#servers?.map((s) => `"${s}"`).join(", ") ?? "the given connection";
+    const ready = (async () => {
+      let nc = this.#connection;
+      if (!nc) {
+        try {
+          nc = await connect({
+            servers: this.#servers!,
+            name: "fw-events",
+            maxReconnectAttempts: -1,
+            reconnectTimeWait: 250,
+          });
+        } catch (err) {
+          throw new Error(`Cannot connect to NATS at ${where}: ${(err as Error).message}`, {
+            cause: err,
+          });
+        }
+        this.#connection = nc;
+        if (this.#closed) {
+          await nc.close();
+          throw new Error("Cannot use the NATS JetStream client: it is closed");
+        }
+      }
+      let jsm: JetStreamManager;
+      try {
+        jsm = await jetstreamManager(nc);
+        await this.#ensureStream(jsm);
+      } catch (err) {
+        if (this.#own) await nc.close().catch(() => {});
+        throw new Error(
+          `Cannot use JetStream stream "${this.#stream}" on NATS at ${where}: ${
+            (err as Error).message
+          }`,
+          { cause: err },
+        );
+      }
+      return { nc, js: jetstream(nc), jsm };
+    })();
+    this.#ready = ready;
+    ready.catch(() => {
+      if (this.#ready === ready) this.#ready = undefined;
+    });
+    return ready;
+  }
+
+  async #ensureStream(jsm: JetStreamManager): Promise<void> {
+    try {
+      await jsm.streams.info(this.#stream);
+      return;
+    } catch (err) {
+      if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+    }
+    try {
+      await jsm.streams.add({
+        name: this.#stream,
+        subjects: [`${this.#prefix}.>`],
+        storage: this.#o.storage === "memory" ? StorageType.Memory : StorageType.File,
+        num_replicas: this.#o.replicas,
+        max_age: nanos(this.#o.maxAgeMs),
+        duplicate_window: nanos(this.#o.duplicateWindowMs),
+      });
+    } catch (err) {
+      // Another process may have created it at the same moment.
+      await jsm.streams.info(this.#stream).catch(() => {
+        throw err;
+      });
+    }
+  }
+
+  /**
+   * Publishes to the topic's subject with the attributes as headers and the deduplication id as
+   * `Nats-Msg-Id`; retries through a reconnect for `publishTimeoutMs`.
+   *
+   * @returns `<stream>:<sequence>`.
+   * @throws {Error} When the server does not store it in time or refuses it.
+   */
+  async publish(topic: string, data: Uint8Array, options: CloudPublishOptions): Promise<string> {
+    const { js } = await this.#open();
+    const subject = this.subject(topic);
+    const h = toHeaders(options.attributes);
+    const deadline = Date.now() + this.#o.publishTimeoutMs;
+    for (let delay = 50;; delay = Math.min(delay * 2, 1000)) {
+      try {
+        const ack = await js.publish(subject, data, {
+          headers: h,
+          ...(options.deduplicationId ? { msgID: options.deduplicationId } : {}),
+        });
+        return `${ack.stream}:${ack.seq}`;
+      } catch (err) {
+        const permanent = this.#closed ||
+          (err instanceof JetStreamApiError && err.status === 400) ||
+          (err as Error).name === "InvalidArgumentError";
+        if (permanent || Date.now() + delay > deadline) {
+          throw new Error(
+            `Cannot publish to topic "${topic}" on NATS JetStream: ${(err as Error).message}`,
+            { cause: err },
+          );
+        }
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  /**
+   * Creates (or updates) the durable consumer and consumes it.
+   *
+   * @throws {Error} When the server refuses the consumer.
+   */
+  async subscribe(
+    options: CloudSubscribeOptions,
+    onMessage: (message: CloudMessage) => void,
+  ): Promise<CloudSubscription> {
+    const { js, jsm } = await this.#open();
+    const name = natsConsumerName(options.subscription);
+    const subject = this.subject(options.topic);
+    const o = this.#o;
+    const limits = {
+      max_deliver: options.maxDeliveries,
+      ack_wait: nanos(o.ackWaitMs),
+      max_ack_pending: o.maxAckPending,
+    };
+    let exists = false;
+    try {
+      const info = await jsm.consumers.info(this.#stream, name);
+      exists = true;
+      const c = info.config;
+      if (
+        c.max_deliver !== limits.max_deliver || c.ack_wait !== limits.ack_wait ||
+        c.max_ack_pending !== limits.max_ack_pending
+      ) {
+        await jsm.consumers.update(this.#stream, name, limits);
+      }
+    } catch (err) {
+      if (exists || !isApiError(err, JetStreamApiCodes.ConsumerNotFound)) throw err;
+    }
+    if (!exists) {
+      await jsm.consumers.add(this.#stream, {
+        durable_name: name,
+        filter_subject: subject,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.New,
+        ...limits,
+        ...(options.ephemeral ? { inactive_threshold: nanos(o.inactiveThresholdMs) } : {}),
+      });
+    }
+    const consumer = await js.consumers.get(this.#stream, name);
+    let closed = false;
+    const inflight = this.#inflight;
+    const messages = await consumer.consume({
+      max_messages: Math.min(o.maxAckPending, 500),
+      callback: (m) => {
+        if (closed) {
+          m.nak();
+          return;
+        }
+        inflight.add(m);
+        onMessage({
+          id: `${m.info.stream}:${m.seq}`,
+          data: m.data,
+          attributes: fromHeaders(m.headers),
+          deliveryAttempt: m.info.deliveryCount,
+          ack: () => {
+            inflight.delete(m);
+            m.ack();
+          },
+          nack: (delayMs) => {
+            inflight.delete(m);
+            m.nak(delayMs && delayMs > 0 ? delayMs : undefined);
+          },
+        });
+      },
+    });
+    this.#startLease();
+    const sub: CloudSubscription = {
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        this.#subs.delete(sub);
+        await messages.close();
+        if (options.ephemeral) {
+          await jsm.consumers.delete(this.#stream, name).catch(() => {});
+        }
+      },
+    };
+    this.#subs.add(sub);
+    return sub;
+  }
+
+  #startLease(): void {
+    if (this.#lease !== undefined) return;
+    this.#lease = setInterval(() => {
+      for (const m of this.#inflight) m.working();
+    }, Math.max(50, Math.floor(this.#o.ackWaitMs / 3)));
+  }
+
+  /** Whether a consumer of the stream is filtered to the topic's subject. */
+  async hasSubscriptions(topic: string): Promise<boolean> {
+    const { jsm } = await this.#open();
+    const subject = this.subject(topic);
+    for await (const ci of jsm.consumers.list(this.#stream)) {
+      const c = ci.config;
+      if (c.filter_subject === subject || c.filter_subjects?.includes(subject)) return true;
+    }
+    return false;
+  }
+
+  /** Removes the stream with every message and consumer (for tests and tear-down). */
+  async deleteStream(): Promise<void> {
+    const { jsm } = await this.#open();
+    await jsm.streams.delete(this.#stream).catch((err) => {
+      if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+    });
+  }
+
+  /** Stops every subscription and closes the connection when fw opened it. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all([...this.#subs].map((s) => s.close()));
+    if (this.#lease !== undefined) clearInterval(this.#lease);
+    this.#lease = undefined;
+    this.#inflight.clear();
+    const ready = this.#ready;
+    if (ready) await ready.catch(() => undefined);
+    if (this.#own && this.#connection && !this.#connection.isClosed()) {
+      await this.#connection.close();
+    }
+  }
+}
+
+/**
+ * Creates a {@linkcode CloudPubSubClient} on NATS JetStream for `cloudPubSubTransport()`.
+ *
+ * @param options `servers` (fw connects and closes) or a `connection` of yours, and settings.
+ * @returns The client; it connects on first use and fails then, naming the address.
+ * @throws {TypeError} For neither or both of `servers` and `connection`, a bad name or number.
+ * @example
+ * ```ts ignore
+ * import { cloudPubSubTransport } from "@fw/events/cloud";
+ * import { natsJetStreamClient } from "@fw/events/cloud-nats";
+ * const transport = cloudPubSubTransport({
+ *   client: natsJetStreamClient({ servers: "127.0.0.1:4222", stream: "ORDERS" }),
+ * });
+ * ```
+ */
+export function natsJetStreamClient(options: NatsJetStreamClientOptions): NatsJetStreamClient {
+  return new NatsJetStreamClient(options);
+}
