@@ -12,19 +12,24 @@
  *   limit calling the same handler (the floor any broker pays);
  * - `memory`: `getPublisher()` -> `EventBus` -> `MemoryBroker` -> consumer (context, DI scope,
  *   time-out, metrics, completion log at `warn` level so lines are not printed);
- * - `denokv`: the same over `@fw/events/denokv` on a temporary file (when that sub-path exists).
+ * - `denokv`: the same over `@fw/events/denokv` on a temporary file (when that sub-path exists);
+ * - `nats`: the same over `@fw/events/cloud` with the NATS JetStream client on 127.0.0.1:4222
+ *   (`--nats-messages`, 10,000; skipped with the reason when no NATS answers; `_bench_nats.ts`),
+ *   beside `nats-raw`, the same messages straight on the NATS client (its peer; the handler
+ *   concurrency does not apply to it).
  *
  * Publishers keep at most `--window` (1,000) messages published but not yet handled, so the run
  * measures a steady state rather than a backlog growing in memory.
  *
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
- * `--only bare,memory,denokv`.
+ * `--nats-messages <n>`, `--only bare,memory,denokv,nats`.
  *
  * @module
  */
 
 import { compile, createLogger, Int, MinLength, Uuid } from "@fw/runtime";
 import { EventBus, getPublisher, handler, MemoryBroker, topic, type Transport } from "@fw/events";
+import { natsBenchTransport, runRawNats } from "./_bench_nats.ts";
 
 const args = Object.fromEntries(
   Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
@@ -32,6 +37,7 @@ const args = Object.fromEntries(
 );
 const MESSAGES = Number(args.messages ?? 200_000);
 const KV_MESSAGES = Number(args["kv-messages"] ?? 2_000);
+const NATS_MESSAGES = Number(args["nats-messages"] ?? 10_000);
 const ROUNDS = Number(args.rounds ?? 3);
 const WINDOW = Number(args.window ?? 1000);
 const only = args.only ? new Set(String(args.only).split(",")) : undefined;
@@ -186,6 +192,13 @@ if (!only || only.has("memory")) {
 if (!only || only.has("denokv")) {
   const make = await kvTransport();
   if (make) systems.push(["denokv", KV_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
+}
+if (!only || only.has("nats")) {
+  const make = await natsBenchTransport();
+  if (make) {
+    systems.push(["nats-raw", NATS_MESSAGES, (_c, n) => runRawNats(n, WINDOW)]);
+    systems.push(["nats", NATS_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
+  }
 }
 
 const best = new Map<string, Result>();
