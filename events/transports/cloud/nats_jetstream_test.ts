@@ -237,3 +237,22 @@ Deno.test("natsJetStreamClient refuses bad options at creation", () => {
     /option "ackWaitMs": expected an integer >= 100, got 5/,
   );
 });
+
+natsTest(
+  "CloudPubSubTransport stores a repeated dedupeKey once (JetStream's window)",
+  async (w) => {
+    const bus = w.bus();
+    const seen: number[] = [];
+    await bus.add(
+      handler(Job).options({ ...FAST, group: "g" }).handle((m) => void seen.push(m.payload.n)),
+    );
+    await bus.start();
+    const publish = getPublisher(Job, { bus });
+    await publish({ n: 1 }, { dedupeKey: "order-7" });
+    await publish({ n: 2 }, { dedupeKey: "order-7" });
+    await publish({ n: 3 });
+    await until(() => seen.length >= 2, 10_000, "two deliveries");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual([...seen].sort(), [1, 3]);
+  },
+);
