@@ -17,6 +17,7 @@ import {
 /** An in-memory stand-in with the shape of `@google-cloud/pubsub`: nack redelivers at once. */
 class FakeSubscription implements GoogleSubscriptionLike {
   listener: ((m: GoogleMessageLike) => void) | undefined;
+  errorListener: ((e: Error) => void) | undefined;
   closed = false;
   deleted = false;
   constructor(readonly topic: FakeTopic, readonly name: string, readonly options: unknown) {}
@@ -25,6 +26,7 @@ class FakeSubscription implements GoogleSubscriptionLike {
   }
   on(event: string, listener: (arg: never) => void): this {
     if (event === "message") this.listener = listener as (m: GoogleMessageLike) => void;
+    if (event === "error") this.errorListener = listener as (e: Error) => void;
     return this;
   }
   close(): Promise<void> {
@@ -214,4 +216,20 @@ Deno.test("CloudPubSubTransport.publish refuses attributes that are not strings"
     /Cannot publish to topic "a": envelope field "attributes" must be a map of strings/,
   );
   await transport.close();
+});
+
+Deno.test("googlePubSubClient hands subscription stream errors to onError", async () => {
+  const pubsub = new FakePubSub();
+  const errors: string[] = [];
+  const client = googlePubSubClient(pubsub, {
+    onError: (err, name) => errors.push(`${name}: ${err.message}`),
+  });
+  const sub = await client.subscribe(
+    { topic: "t.x", subscription: "t.x~g", ephemeral: false, maxDeliveries: 5 },
+    () => {},
+  );
+  pubsub.topic("t.x").subs.get("t.x~g")!.errorListener!(new Error("PERMISSION_DENIED"));
+  assert.deepEqual(errors, ["t.x~g: PERMISSION_DENIED"]);
+  await sub.close();
+  await client.close();
 });

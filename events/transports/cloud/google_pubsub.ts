@@ -97,6 +97,11 @@ export interface GooglePubSubClientOptions {
   retryBackoffSeconds?: { min: number; max: number };
   /** Whether `close()` closes the `PubSub` client (default `false`: it is yours). */
   closePubSub?: boolean;
+  /**
+   * Receives a subscription's stream errors (the client library keeps reconnecting); by default
+   * they are written to `console.error`.
+   */
+  onError?: (error: Error, subscription: string) => void;
 }
 
 /**
@@ -120,6 +125,9 @@ export function googlePubSubClient(
 ): CloudPubSubClient {
   const prefix = options.topicPrefix ?? "";
   const backoff = options.retryBackoffSeconds ?? { min: 1, max: 60 };
+  const onError = options.onError ??
+    ((err: Error, name: string) =>
+      console.error(`Google Cloud Pub/Sub subscription "${name}" failed: ${err.message}`));
   const ensured = new Map<string, Promise<GoogleTopicLike>>();
   const subs = new Set<CloudSubscription>();
   const topic = (name: string): Promise<GoogleTopicLike> => {
@@ -179,7 +187,7 @@ export function googlePubSubClient(
           ack: () => m.ack(),
           nack: () => m.nack(),
         }));
-      sub.on("error", () => {/* the client library reconnects its streams */});
+      sub.on("error", (err) => onError(err, subName));
       const handle: CloudSubscription = {
         async close() {
           if (!subs.delete(handle)) return;
