@@ -224,7 +224,14 @@ export class CloudPubSubTransport implements Transport {
       });
       admission = "rejected";
     }
-    if (admission === "rejected") this.#settle(m.nack(this.#refusedDelay), undefined);
+    if (admission !== "rejected") return;
+    // The engine would not deliver it again after its last allowed delivery: dead-letter it.
+    this.#settle(
+      attempt >= this.#maxDeliveries
+        ? this.#deadLetterAtLimit(spec, m, envelope, attempt)
+        : m.nack(this.#refusedDelay),
+      undefined,
+    );
   }
 
   #settle(p: void | Promise<void>, m: CloudMessage | undefined): void {
