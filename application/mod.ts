@@ -39,7 +39,7 @@ export {
 export { http, type HttpOptions } from "./http.ts";
 export { api, type ApiOptions, type ApiPlugin, type ApiRoute, type GlobalThrows } from "./api.ts";
 export { type Module, module } from "./module.ts";
-export { openApiDocument, type OpenApiDocumentOptions } from "./openapi.ts";
+export { openApiDocument, type OpenApiDocumentOptions } from "./openapi/document.ts";
 export type {
   ApiOpenApiConfig,
   OpenApiDocument,
@@ -54,7 +54,7 @@ export type {
   OpenApiRoute,
   OpenApiServer,
   OpenApiStreamExtension,
-} from "./openapi_types.ts";
+} from "./openapi/types.ts";
 export { endpoint, isEndpoint } from "./endpoint.ts";
 export { checkCorsOptions, DEFAULT_CORS_MAX_AGE } from "./cors.ts";
 export { checkRateLimitOptions, RATE_LIMIT_HEADERS } from "./rate_limit.ts";
