@@ -21,7 +21,7 @@ import {
 import { compileEndpoint } from "./compile_endpoint.ts";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
-import type { StreamOptions } from "./stream_options.ts";
+import type { StreamOptions } from "./streams/options.ts";
 import { openApiDocument } from "./openapi/document.ts";
 import type { ApiOpenApiConfig, OpenApiDocument, OpenApiOptions } from "./openapi/types.ts";
 import {

@@ -38,7 +38,7 @@ import {
 } from "@fw/runtime";
 import { readJson } from "./body.ts";
 import { RequestValues } from "./_dispatch.ts";
-import { compileStreamEndpoint } from "./compile_stream.ts";
+import { compileStreamEndpoint } from "./streams/compile_stream.ts";
 import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import { isEndpoint } from "./endpoint.ts";

@@ -18,7 +18,7 @@ import type {
   SchemaShape,
 } from "@fw/runtime";
 import type { HttpResponse } from "./http_response.ts";
-import type { StreamOptions } from "./stream_options.ts";
+import type { StreamOptions } from "./streams/options.ts";
 import type { RateLimitStore } from "./rate_limit_store.ts";
 import type { BaseContext, EndpointContext, RawParams, RawQuery } from "./request_context.ts";
 

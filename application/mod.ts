@@ -79,12 +79,12 @@ export {
   type TelemetryOptions,
 } from "./telemetry.ts";
 export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
-export { compileStreamEndpoint } from "./compile_stream.ts";
+export { compileStreamEndpoint } from "./streams/compile_stream.ts";
 export {
   checkStreamOptions,
   type ResolvedStreamOptions,
   type StreamOptions,
-} from "./stream_options.ts";
+} from "./streams/options.ts";
 export {
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_SSE_HIGH_WATER_MARK,
@@ -93,7 +93,7 @@ export {
   type SseSendOptions,
   SseStream,
   type SseStreamOptions,
-} from "./sse.ts";
+} from "./streams/sse.ts";
 export {
   CloseCode,
   type CloseInfo,
@@ -105,7 +105,7 @@ export {
   WebSocketChannel,
   type WebSocketChannelOptions,
   WebSocketClosedError,
-} from "./websocket.ts";
+} from "./streams/websocket.ts";
 export type {
   ContextFor,
   CorsOptions,

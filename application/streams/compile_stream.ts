@@ -31,15 +31,19 @@ import {
   toErrorResponse,
   type Validator,
 } from "@fw/runtime";
-import { JSON_HEADERS, JSON_TYPE, jsonError, safeHandlers } from "./_errors.ts";
-import { hasPolicies, preflights, RoutePolicies } from "./_policies.ts";
-import { type LiveStream, streamRegistry, StreamRequestContext } from "./_stream_context.ts";
-import { readJsonBody } from "./body.ts";
-import type { CompileEndpointOptions, EndpointDefinition, EndpointMode } from "./endpoint_types.ts";
-import type { ContextShared, RawParams } from "./request_context.ts";
+import { JSON_HEADERS, JSON_TYPE, jsonError, safeHandlers } from "../_errors.ts";
+import { hasPolicies, preflights, RoutePolicies } from "../_policies.ts";
+import { type LiveStream, streamRegistry, StreamRequestContext } from "./_context.ts";
+import { readJsonBody } from "../body.ts";
+import type {
+  CompileEndpointOptions,
+  EndpointDefinition,
+  EndpointMode,
+} from "../endpoint_types.ts";
+import type { ContextShared, RawParams } from "../request_context.ts";
 import { SseStream } from "./sse.ts";
 import { CloseCode, WebSocketChannel } from "./websocket.ts";
-import { checkStreamOptions, type ResolvedStreamOptions } from "./stream_options.ts";
+import { checkStreamOptions, type ResolvedStreamOptions } from "./options.ts";
 
 type AnyHandler = (...args: unknown[]) => unknown;
 
