@@ -8,7 +8,7 @@
  * stack and answered with a generic 500). The scope is disposed after the response is built.
  *
  * Route policies (`.cors()`, `.rateLimit()`, `.secure()`) wrap the compiled endpoint (see
- * `_policies.ts`) and run before validation.
+ * `policies/_route_policies.ts`) and run before validation.
  *
  * Hot path: validators are compiled here, the handler runs synchronously when nothing needs
  * awaiting, a request to an endpoint without schemas costs one context object, and an endpoint
@@ -18,7 +18,7 @@
  */
 
 import { JSON_HEADERS, JSON_TYPE, safeHandlers, syncHandlers } from "./_errors.ts";
-import { hasPolicies, preflights, RoutePolicies } from "./_policies.ts";
+import { hasPolicies, preflights, RoutePolicies } from "./policies/_route_policies.ts";
 import {
   type AppContext,
   compile,

@@ -56,22 +56,22 @@ export type {
   OpenApiStreamExtension,
 } from "./openapi/types.ts";
 export { endpoint, isEndpoint } from "./endpoint.ts";
-export { checkCorsOptions, DEFAULT_CORS_MAX_AGE } from "./cors.ts";
-export { checkRateLimitOptions, RATE_LIMIT_HEADERS } from "./rate_limit.ts";
+export { checkCorsOptions, DEFAULT_CORS_MAX_AGE } from "./policies/cors.ts";
+export { checkRateLimitOptions, RATE_LIMIT_HEADERS } from "./policies/rate_limit.ts";
 export {
   DEFAULT_RATE_LIMIT_MAX_KEYS,
   MemoryRateLimitStore,
   type MemoryRateLimitStoreOptions,
   type RateLimitHit,
   type RateLimitStore,
-} from "./rate_limit_store.ts";
+} from "./policies/rate_limit_store.ts";
 export {
   type JwksOptions,
   oauth,
   type OAuthOptions,
   type OAuthPlugin,
   userFromClaims,
-} from "./oauth.ts";
+} from "./policies/oauth.ts";
 export {
   telemetry,
   type TelemetryMeter,

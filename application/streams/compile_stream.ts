@@ -32,7 +32,7 @@ import {
   type Validator,
 } from "@fw/runtime";
 import { JSON_HEADERS, JSON_TYPE, jsonError, safeHandlers } from "../_errors.ts";
-import { hasPolicies, preflights, RoutePolicies } from "../_policies.ts";
+import { hasPolicies, preflights, RoutePolicies } from "../policies/_route_policies.ts";
 import { type LiveStream, streamRegistry, StreamRequestContext } from "./_context.ts";
 import { readJsonBody } from "../body.ts";
 import type {
