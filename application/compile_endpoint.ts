@@ -45,7 +45,7 @@ import { isEndpoint } from "./endpoint.ts";
 import { HttpResponse } from "./http_response.ts";
 import { type ContextShared, type RawParams, RequestContext } from "./request_context.ts";
 import { type ResponseCheck, responseCheck } from "./response_validation.ts";
-import { serialize } from "./serialize.ts";
+import { serialize } from "./serialize/serialize.ts";
 import type { CompileEndpointOptions } from "./endpoint_types.ts";
 
 export type { CompileEndpointOptions };
