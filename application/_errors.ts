@@ -1,10 +1,18 @@
 /**
- * Error responses shared by the dispatcher and the endpoint compiler.
+ * Error responses: the one builder that compiled endpoints, stream endpoints, route policies and
+ * the dispatcher use for thrown values, and `jsonError` for the responses fw refuses with itself.
  *
  * @module
  */
 
-import { type Logger, statusText, toErrorResponse } from "@fw/runtime";
+import {
+  type ErrorResponseParts,
+  joinMessages,
+  type Logger,
+  statusText,
+  toErrorResponse,
+  type ValidationIssue,
+} from "@fw/runtime";
 
 /**
  * The content type of every JSON response fw builds. Exactly this value (no `charset`: RFC 8259
@@ -35,24 +43,78 @@ export function jsonError(
 }
 
 /**
- * Maps any thrown value to a response; unexpected errors are logged with their stack and become
- * a generic 500.
+ * The 400 response for invalid input (params, query or body of an endpoint or a stream endpoint):
+ * `{message, errors}`, the message joining every issue's message with "; ".
  *
- * @param err The thrown value.
- * @param logger Where internal errors are logged.
- * @param req The request being handled (named in the log line).
+ * @param errors The issues, with their field paths.
  * @returns The response.
  */
-export function errorResponse(err: unknown, logger: Logger, req?: Request): Response {
-  const parts = toErrorResponse(err);
+export function invalidInput(errors: readonly ValidationIssue[]): Response {
+  const body = JSON.stringify({ message: joinMessages(errors), errors });
+  return new Response(body, { status: 400, headers: JSON_HEADERS });
+}
+
+/** The body of the last-resort 500, when even mapping the thrown value failed. */
+const INTERNAL_ERROR_BODY =
+  '{"statusCode":500,"message":"Internal Server Error","error":"Internal Server Error"}';
+
+/**
+ * Maps a thrown value to its status, body and headers, logging it when it is internal (not an
+ * `HttpException`): `Unhandled error in <where>` with the error and its stack.
+ *
+ * The one place where a thrown value meets the logger: {@linkcode errorResponse} builds on it, and
+ * a stream endpoint whose handler fails after the response has started sends the body as its
+ * `{"error": ...}` message instead.
+ *
+ * @param error The thrown value.
+ * @param logger Where internal errors are logged.
+ * @param where What to name in the log line: a route label (`GET /users/:id`, known at compile
+ *   time) or the request (its method and path are read only when an error is logged).
+ * @returns The parts of the error response.
+ */
+export function reportError(
+  error: unknown,
+  logger: Logger,
+  where: string | Request,
+): ErrorResponseParts {
+  const parts = toErrorResponse(error);
   if (parts.internal) {
-    logger.error(`Unhandled error${req ? ` in ${req.method} ${new URL(req.url).pathname}` : ""}`, {
-      error: err instanceof Error ? err : new Error(String(err)),
+    const label = typeof where === "string"
+      ? where
+      : `${where.method} ${new URL(where.url).pathname}`;
+    logger.error(`Unhandled error in ${label}`, {
+      error: error instanceof Error ? error : new Error(String(error)),
     });
   }
-  const headers = new Headers(parts.headers);
-  headers.set("content-type", JSON_TYPE);
-  return new Response(JSON.stringify(parts.body), { status: parts.status, headers });
+  return parts;
+}
+
+/**
+ * The error response for any thrown value, built in one place for compiled endpoints, stream
+ * endpoints (before the stream starts), route policies and the dispatcher: a JSON body in the
+ * `{statusCode, message, error}` shape (`{message, errors}` for validation), the exception's own
+ * headers (`Allow`, `Retry-After`, `WWW-Authenticate`) and the JSON content type. Unexpected
+ * errors are logged (see {@linkcode reportError}) and answered with a generic 500; if even that
+ * mapping fails, a fixed 500 body is sent.
+ *
+ * @param error The thrown value.
+ * @param logger Where internal errors are logged.
+ * @param where The route label or the request, named in the log line: the only difference
+ *   between the callers.
+ * @returns The response.
+ */
+export function errorResponse(error: unknown, logger: Logger, where: string | Request): Response {
+  try {
+    const { status, body, headers } = reportError(error, logger, where);
+    if (headers === undefined) {
+      return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
+    }
+    const all = new Headers(headers);
+    all.set("content-type", JSON_TYPE);
+    return new Response(JSON.stringify(body), { status, headers: all });
+  } catch {
+    return new Response(INTERNAL_ERROR_BODY, { status: 500, headers: JSON_HEADERS });
+  }
 }
 
 /**

@@ -21,15 +21,15 @@ import {
 import { compileEndpoint } from "./compile_endpoint.ts";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
-import type { StreamOptions } from "./stream_options.ts";
-import { openApiDocument } from "./openapi.ts";
-import type { ApiOpenApiConfig, OpenApiDocument, OpenApiOptions } from "./openapi_types.ts";
+import type { StreamOptions } from "./streams/options.ts";
+import { openApiDocument } from "./openapi/document.ts";
+import type { ApiOpenApiConfig, OpenApiDocument, OpenApiOptions } from "./openapi/types.ts";
 import {
   checkApiOpenApiConfig,
   checkOpenApiOptions,
   type ResolvedOpenApiConfig,
-} from "./_openapi_config.ts";
-import { serveOpenApi } from "./_openapi_serve.ts";
+} from "./openapi/_config.ts";
+import { serveOpenApi } from "./openapi/_serve.ts";
 import { isRouteFile, routesFromModules } from "./_scan.ts";
 import { parsePattern } from "./router/router.ts";
 

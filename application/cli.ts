@@ -21,8 +21,8 @@
 
 import { listFiles, renderLoader } from "@fw/runtime";
 import { isRouteFile } from "./_scan.ts";
-import { openApiFiles } from "./_openapi_files.ts";
-import type { OpenApiDocument } from "./openapi_types.ts";
+import { openApiFiles } from "./openapi/_files.ts";
+import type { OpenApiDocument } from "./openapi/types.ts";
 
 /** Options of {@linkcode generate}. */
 export interface GenerateOptions {

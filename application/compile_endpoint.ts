@@ -4,11 +4,12 @@
  * Per request, in order: params, query and body are validated (400 `{message, errors}` before the
  * handler), the DI scope is created when `.inject()` is used, the handler runs, its result is
  * checked against the declared response schema (outside production, warnings only) and sent per
- * spec 4.2; thrown values go through `toErrorResponse` (non-HTTP errors are logged with their
- * stack and answered with a generic 500). The scope is disposed after the response is built.
+ * spec 4.2; thrown values go through `errorResponse` in `_errors.ts` (non-HTTP errors are logged
+ * with their stack and answered with a generic 500). The scope is disposed after the response is
+ * built.
  *
  * Route policies (`.cors()`, `.rateLimit()`, `.secure()`) wrap the compiled endpoint (see
- * `_policies.ts`) and run before validation.
+ * `policies/_route_policies.ts`) and run before validation.
  *
  * Hot path: validators are compiled here, the handler runs synchronously when nothing needs
  * awaiting, a request to an endpoint without schemas costs one context object, and an endpoint
@@ -17,35 +18,42 @@
  * @module
  */
 
-import { JSON_HEADERS, JSON_TYPE, safeHandlers, syncHandlers } from "./_errors.ts";
-import { hasPolicies, preflights, RoutePolicies } from "./_policies.ts";
+import {
+  errorResponse,
+  invalidInput,
+  JSON_HEADERS,
+  safeHandlers,
+  syncHandlers,
+} from "./_errors.ts";
+import { hasPolicies, preflights, RoutePolicies } from "./policies/_route_policies.ts";
 import {
   type AppContext,
-  compile,
-  joinMessages,
   NotAcceptableException,
   type ProviderMap,
   type RequestInfo,
   resumeContext,
   type RouteHandler,
-  type Schema,
-  type SchemaNode,
   type Scope,
-  toErrorResponse,
   tryContext,
   type ValidationIssue,
   type Validator,
 } from "@fw/runtime";
 import { readJson } from "./body.ts";
 import { RequestValues } from "./_dispatch.ts";
-import { compileStreamEndpoint } from "./compile_stream.ts";
+import { compileStreamEndpoint } from "./streams/compile_stream.ts";
 import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import { isEndpoint } from "./endpoint.ts";
 import { HttpResponse } from "./http_response.ts";
-import { type ContextShared, type RawParams, RequestContext } from "./request_context.ts";
+import {
+  type ContextShared,
+  inputValidator,
+  type RawParams,
+  RequestContext,
+  validateParamsAndQuery,
+} from "./request_context.ts";
 import { type ResponseCheck, responseCheck } from "./response_validation.ts";
-import { serialize } from "./serialize.ts";
+import { serialize } from "./serialize/serialize.ts";
 import type { CompileEndpointOptions } from "./endpoint_types.ts";
 
 export type { CompileEndpointOptions };
@@ -63,25 +71,9 @@ function nullBody(status: number): boolean {
   return status === 204 || status === 205 || status === 304;
 }
 
-function validator(node: SchemaNode | undefined, area: "params" | "query" | "body", label: string) {
-  if (node === undefined) return undefined;
-  try {
-    return compile({ node } as Schema<unknown>, area) as Validator<unknown>;
-  } catch (error) {
-    throw new TypeError(`Cannot compile route "${label}": ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-}
-
 /** Drops the request from its scope's values once its response is ready (see `RequestValues`). */
 function release(values: Record<string, unknown> | undefined): void {
   if (values instanceof RequestValues) values.release();
-}
-
-function invalid(errors: ValidationIssue[]): Response {
-  const body = JSON.stringify({ message: joinMessages(errors), errors });
-  return new Response(body, { status: 400, headers: JSON_HEADERS });
 }
 
 /** A compiled unary endpoint; `run` is the route handler. */
@@ -106,9 +98,9 @@ class CompiledEndpoint {
     this.#handler = def.handler as AnyHandler;
     this.#asyncHandler = def.handler.constructor.name === "AsyncFunction";
     this.#inject = meta.inject;
-    this.#params = validator(meta.params, "params", this.#label);
-    this.#query = validator(meta.query, "query", this.#label);
-    this.#body = validator(meta.body, "body", this.#label);
+    this.#params = inputValidator(meta.params, "params", this.#label);
+    this.#query = inputValidator(meta.query, "query", this.#label);
+    this.#body = inputValidator(meta.body, "body", this.#label);
     this.#bodyOptional = meta.body?.optional === true;
     const kind = meta.returns?.schema?.kind;
     this.#negotiateEarly = kind === "object" || kind === "array";
@@ -120,16 +112,8 @@ class CompiledEndpoint {
   run(req: Request, params: RawParams, info: RequestInfo): Response | Promise<Response> {
     const ctx = new RequestContext(req, params, info, this.#shared);
     try {
-      if (this.#params !== undefined) {
-        const r = this.#params(params);
-        if (!r.ok) return invalid(r.errors);
-        ctx.params = r.value as RawParams;
-      }
-      if (this.#query !== undefined) {
-        const r = this.#query(ctx.searchParams());
-        if (!r.ok) return invalid(r.errors);
-        ctx._query = r.value as Record<string, string>;
-      }
+      const invalid = validateParamsAndQuery(ctx, this.#params, this.#query);
+      if (invalid !== undefined) return invalid;
       if (this.#negotiateEarly) {
         const media = negotiate(req.headers.get("accept"));
         if (media === undefined) return this.#notAcceptable(req);
@@ -184,10 +168,10 @@ class CompiledEndpoint {
     try {
       if (raw !== undefined) {
         const r = this.#body!(raw);
-        if (!r.ok) return invalid(r.errors);
+        if (!r.ok) return invalidInput(r.errors);
         ctx._bodyValue = r.value;
       } else if (!this.#bodyOptional) {
-        return invalid(BODY_REQUIRED);
+        return invalidInput(BODY_REQUIRED);
       }
       ctx._bodyReady = true;
       return this.#invoke(ctx, values);
@@ -285,24 +269,7 @@ class CompiledEndpoint {
   }
 
   #fail(error: unknown): Response {
-    try {
-      const { status, body, headers, internal } = toErrorResponse(error);
-      if (internal) this.#app.logger.error(`Unhandled error in ${this.#label}`, { error });
-      if (headers === undefined) {
-        return new Response(JSON.stringify(body), { status, headers: JSON_HEADERS });
-      }
-      const all = new Headers(headers);
-      all.set("content-type", JSON_TYPE);
-      return new Response(JSON.stringify(body), { status, headers: all });
-    } catch {
-      return new Response(
-        '{"statusCode":500,"message":"Internal Server Error","error":"Internal Server Error"}',
-        {
-          status: 500,
-          headers: JSON_HEADERS,
-        },
-      );
-    }
+    return errorResponse(error, this.#app.logger, this.#label);
   }
 }
 

@@ -18,8 +18,8 @@ import type {
   SchemaShape,
 } from "@fw/runtime";
 import type { HttpResponse } from "./http_response.ts";
-import type { StreamOptions } from "./stream_options.ts";
-import type { RateLimitStore } from "./rate_limit_store.ts";
+import type { StreamOptions } from "./streams/options.ts";
+import type { RateLimitStore } from "./policies/rate_limit_store.ts";
 import type { BaseContext, EndpointContext, RawParams, RawQuery } from "./request_context.ts";
 
 /** How an endpoint talks to its client, derived from `.body()` and `.returns()` (spec 4.3). */

@@ -39,7 +39,7 @@ export {
 export { http, type HttpOptions } from "./http.ts";
 export { api, type ApiOptions, type ApiPlugin, type ApiRoute, type GlobalThrows } from "./api.ts";
 export { type Module, module } from "./module.ts";
-export { openApiDocument, type OpenApiDocumentOptions } from "./openapi.ts";
+export { openApiDocument, type OpenApiDocumentOptions } from "./openapi/document.ts";
 export type {
   ApiOpenApiConfig,
   OpenApiDocument,
@@ -54,24 +54,24 @@ export type {
   OpenApiRoute,
   OpenApiServer,
   OpenApiStreamExtension,
-} from "./openapi_types.ts";
+} from "./openapi/types.ts";
 export { endpoint, isEndpoint } from "./endpoint.ts";
-export { checkCorsOptions, DEFAULT_CORS_MAX_AGE } from "./cors.ts";
-export { checkRateLimitOptions, RATE_LIMIT_HEADERS } from "./rate_limit.ts";
+export { checkCorsOptions, DEFAULT_CORS_MAX_AGE } from "./policies/cors.ts";
+export { checkRateLimitOptions, RATE_LIMIT_HEADERS } from "./policies/rate_limit.ts";
 export {
   DEFAULT_RATE_LIMIT_MAX_KEYS,
   MemoryRateLimitStore,
   type MemoryRateLimitStoreOptions,
   type RateLimitHit,
   type RateLimitStore,
-} from "./rate_limit_store.ts";
+} from "./policies/rate_limit_store.ts";
 export {
   type JwksOptions,
   oauth,
   type OAuthOptions,
   type OAuthPlugin,
   userFromClaims,
-} from "./oauth.ts";
+} from "./policies/oauth.ts";
 export {
   telemetry,
   type TelemetryMeter,
@@ -79,12 +79,12 @@ export {
   type TelemetryOptions,
 } from "./telemetry.ts";
 export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
-export { compileStreamEndpoint } from "./compile_stream.ts";
+export { compileStreamEndpoint } from "./streams/compile_stream.ts";
 export {
   checkStreamOptions,
   type ResolvedStreamOptions,
   type StreamOptions,
-} from "./stream_options.ts";
+} from "./streams/options.ts";
 export {
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_SSE_HIGH_WATER_MARK,
@@ -93,7 +93,7 @@ export {
   type SseSendOptions,
   SseStream,
   type SseStreamOptions,
-} from "./sse.ts";
+} from "./streams/sse.ts";
 export {
   CloseCode,
   type CloseInfo,
@@ -105,7 +105,7 @@ export {
   WebSocketChannel,
   type WebSocketChannelOptions,
   WebSocketClosedError,
-} from "./websocket.ts";
+} from "./streams/websocket.ts";
 export type {
   ContextFor,
   CorsOptions,

@@ -9,7 +9,17 @@
  * @module
  */
 
-import { type AppContext, QueryString, type RequestInfo, type ServerInfo } from "@fw/runtime";
+import {
+  type AppContext,
+  compile,
+  QueryString,
+  type RequestInfo,
+  type Schema,
+  type SchemaNode,
+  type ServerInfo,
+  type Validator,
+} from "@fw/runtime";
+import { invalidInput } from "./_errors.ts";
 import { readJsonBody } from "./body.ts";
 import { urlOf } from "./_dispatch.ts";
 import type { MediaType } from "./content_negotiation.ts";
@@ -210,4 +220,55 @@ export class RequestContext<P = RawParams, Q = RawQuery, B = unknown>
     const colon = host.lastIndexOf(":");
     return colon < 0 ? host : host.slice(0, colon);
   }
+}
+
+/**
+ * Compiles the validator of one input area of a route, once, at start-up.
+ *
+ * @param node The schema, or `undefined` when the route declares none.
+ * @param area Which input it checks (coercion for params and query, strict JSON otherwise).
+ * @param label The route (`GET /users/:id`), named in the error.
+ * @returns The validator, or `undefined` without a schema.
+ * @throws {TypeError} When the schema cannot be compiled.
+ */
+export function inputValidator(
+  node: SchemaNode | undefined,
+  area: "params" | "query" | "body" | "message",
+  label: string,
+): Validator<unknown> | undefined {
+  if (node === undefined) return undefined;
+  try {
+    return compile({ node } as Schema<unknown>, area) as Validator<unknown>;
+  } catch (error) {
+    throw new TypeError(`Cannot compile route "${label}": ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Validates the path parameters and the query string of a request into its context (coerced
+ * values replace the raw ones), for endpoints and stream endpoints alike.
+ *
+ * @param ctx The request's context.
+ * @param params The route's params validator, if any.
+ * @param query The route's query validator, if any.
+ * @returns The 400 `{message, errors}` response when either is invalid, else `undefined`.
+ */
+export function validateParamsAndQuery(
+  ctx: RequestContext,
+  params: Validator<unknown> | undefined,
+  query: Validator<unknown> | undefined,
+): Response | undefined {
+  if (params !== undefined) {
+    const r = params(ctx.params);
+    if (!r.ok) return invalidInput(r.errors);
+    ctx.params = r.value as RawParams;
+  }
+  if (query !== undefined) {
+    const r = query(ctx.searchParams());
+    if (!r.ok) return invalidInput(r.errors);
+    ctx._query = r.value as RawQuery;
+  }
+  return undefined;
 }

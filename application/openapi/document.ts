@@ -32,16 +32,11 @@
  */
 
 import { type JsonSchemaObject, type SchemaNode, toJsonSchema } from "@fw/runtime";
-import type { ResponseMeta } from "./endpoint_types.ts";
-import type {
-  OpenApiDocument,
-  OpenApiOperation,
-  OpenApiOptions,
-  OpenApiRoute,
-} from "./openapi_types.ts";
-import { checkOpenApiOptions } from "./_openapi_config.ts";
-import { BEARER_SCHEME, type DraftOperation, operationOf } from "./_openapi_operation.ts";
-import { ERROR_COMPONENTS } from "./_openapi_responses.ts";
+import type { ResponseMeta } from "../endpoint_types.ts";
+import type { OpenApiDocument, OpenApiOperation, OpenApiOptions, OpenApiRoute } from "./types.ts";
+import { checkOpenApiOptions } from "./_config.ts";
+import { BEARER_SCHEME, type DraftOperation, operationOf } from "./_operation.ts";
+import { ERROR_COMPONENTS } from "./_responses.ts";
 
 /** Options of {@linkcode openApiDocument}. */
 export interface OpenApiDocumentOptions extends OpenApiOptions {

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { ResponseFormat } from "./content_negotiation.ts";
+import type { ResponseFormat } from "../content_negotiation.ts";
 import { toXml } from "./_xml.ts";
 import { toYaml } from "./_yaml.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type AuthUser, ManualClock, useContext } from "@fw/runtime";
-import { endpoint } from "./endpoint.ts";
+import { endpoint } from "../endpoint.ts";
 import { oauth, type OAuthOptions } from "./oauth.ts";
 import {
   b64url,
@@ -10,8 +10,8 @@ import {
   type Signer,
   signJwt,
   spkiPem,
-} from "./testdata/jwt.ts";
-import { get, makeApp, serve } from "./testdata/policy_app.ts";
+} from "../testdata/jwt.ts";
+import { get, makeApp, serve } from "../testdata/policy_app.ts";
 
 const SECRET = "test-secret-with-at-least-32-bytes!";
 const ISS = "https://id.example";

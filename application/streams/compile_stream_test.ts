@@ -10,13 +10,13 @@ import {
   provider,
   Stream,
 } from "@fw/runtime";
-import { api } from "./api.ts";
-import { type Application, application } from "./application.ts";
-import { endpoint } from "./endpoint.ts";
-import type { EndpointDefinition } from "./endpoint_types.ts";
-import { http } from "./http.ts";
-import type { StreamOptions } from "./stream_options.ts";
-import { SseReader, until, WsClient } from "./testdata/stream_clients.ts";
+import { api } from "../api.ts";
+import { type Application, application } from "../application.ts";
+import { endpoint } from "../endpoint.ts";
+import type { EndpointDefinition } from "../endpoint_types.ts";
+import { http } from "../http.ts";
+import type { StreamOptions } from "./options.ts";
+import { SseReader, until, WsClient } from "../testdata/stream_clients.ts";
 
 interface Running {
   app: Application;

@@ -6,16 +6,16 @@
  */
 
 import type { SchemaNode } from "@fw/runtime";
-import type { EndpointDefinition, EndpointMeta, ResponseMeta } from "./endpoint_types.ts";
+import type { EndpointDefinition, EndpointMeta, ResponseMeta } from "../endpoint_types.ts";
 import type {
   OpenApiOperation,
   OpenApiParameter,
   OpenApiRequestBody,
   OpenApiRoute,
   OpenApiStreamExtension,
-} from "./openapi_types.ts";
-import { responsesOf, type SchemaWriter } from "./_openapi_responses.ts";
-import { parsePattern } from "./router/router.ts";
+} from "./types.ts";
+import { responsesOf, type SchemaWriter } from "./_responses.ts";
+import { parsePattern } from "../router/router.ts";
 
 /** Name of the security scheme `.secure()` routes require. */
 export const BEARER_SCHEME = "bearerAuth";

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { type AuthUser, ForbiddenException, Int, useContext } from "@fw/runtime";
-import { endpoint } from "./endpoint.ts";
+import { endpoint } from "../endpoint.ts";
 import { oauth } from "./oauth.ts";
-import { signJwt } from "./testdata/jwt.ts";
-import { get, makeApp, type Routes, serve } from "./testdata/policy_app.ts";
+import { signJwt } from "../testdata/jwt.ts";
+import { get, makeApp, type Routes, serve } from "../testdata/policy_app.ts";
 
 const SECRET = "test-secret-with-at-least-32-bytes!";
 const ISS = "https://id.example";

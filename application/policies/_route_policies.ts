@@ -12,11 +12,11 @@
  */
 
 import type { AppContext, AuthUser, RequestInfo, RouteHandler } from "@fw/runtime";
-import { errorResponse, jsonError } from "./_errors.ts";
+import { errorResponse, jsonError } from "../_errors.ts";
 import { CorsPolicy } from "./cors.ts";
-import type { EndpointMeta } from "./endpoint_types.ts";
+import type { EndpointMeta } from "../endpoint_types.ts";
 import { RATE_LIMIT_HEADERS, RateLimitPolicy, type RateLimitResult } from "./rate_limit.ts";
-import { type ContextShared, type RawParams, RequestContext } from "./request_context.ts";
+import { type ContextShared, type RawParams, RequestContext } from "../request_context.ts";
 import { currentUser, SecurePolicy } from "./secure.ts";
 
 /** Something that serves a request (a compiled endpoint). */

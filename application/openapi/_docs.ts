@@ -3,7 +3,7 @@
  * files of the `swagger-ui-dist` npm package (read once at start-up from Deno's npm cache), so the
  * page never loads anything from a CDN. A Content-Security-Policy keeps it that way.
  *
- * Only `_openapi_serve.ts` imports this module, dynamically, when `docs` is set.
+ * Only `_serve.ts` imports this module, dynamically, when `docs` is set.
  *
  * @module
  */

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { Int } from "@fw/runtime";
 import { checkCorsOptions } from "./cors.ts";
-import { endpoint } from "./endpoint.ts";
-import { get, makeApp, serve } from "./testdata/policy_app.ts";
+import { endpoint } from "../endpoint.ts";
+import { get, makeApp, serve } from "../testdata/policy_app.ts";
 
 const APP = "https://app.example";
 const EVIL = "https://evil.example";

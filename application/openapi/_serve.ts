@@ -5,10 +5,10 @@
  * @module
  */
 
-import { JSON_TYPE } from "./_errors.ts";
+import { JSON_TYPE } from "../_errors.ts";
 import type { AppContext } from "@fw/runtime";
-import type { ResolvedOpenApiConfig } from "./_openapi_config.ts";
-import type { OpenApiDocument } from "./openapi_types.ts";
+import type { ResolvedOpenApiConfig } from "./_config.ts";
+import type { OpenApiDocument } from "./types.ts";
 
 const SOURCE = "api({ openapi })";
 
@@ -42,7 +42,7 @@ export async function serveOpenApi(
       }),
   });
   if (config.docs === undefined) return;
-  const { docsRoutes } = await import("./_openapi_docs.ts");
+  const { docsRoutes } = await import("./_docs.ts");
   const routes = await docsRoutes({
     path: prefix + config.docs,
     specUrl: specPath,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ArrayOf, endpoint, Int, Optional, schema, Stream, Uuid } from "./mod.ts";
+import { ArrayOf, endpoint, Int, Optional, schema, Stream, Uuid } from "../mod.ts";
 import { provider } from "@fw/runtime";
 import {
   documentOf,
@@ -12,7 +12,7 @@ import {
   R400,
   R500,
   VALIDATION,
-} from "./testdata/openapi_helpers.ts";
+} from "../testdata/openapi_helpers.ts";
 
 Deno.test("openApiDocument() documents both forms of .returns()", () => {
   const User = schema("User", { id: Int });

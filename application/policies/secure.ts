@@ -14,10 +14,10 @@
  */
 
 import { type AuthUser, tryContext } from "@fw/runtime";
-import { jsonError } from "./_errors.ts";
+import { jsonError } from "../_errors.ts";
 import { authFailures } from "./_auth.ts";
-import type { Guard, SecureMeta } from "./endpoint_types.ts";
-import type { BaseContext } from "./request_context.ts";
+import type { Guard, SecureMeta } from "../endpoint_types.ts";
+import type { BaseContext } from "../request_context.ts";
 
 function quoted(value: string): string {
   return `"${value.replace(/["\\]/g, "")}"`;

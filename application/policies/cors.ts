@@ -13,7 +13,7 @@
  * @module
  */
 
-import type { CorsOptions } from "./endpoint_types.ts";
+import type { CorsOptions } from "../endpoint_types.ts";
 
 /** Default `Access-Control-Max-Age` of a preflight, in seconds. */
 export const DEFAULT_CORS_MAX_AGE = 600;

@@ -6,7 +6,7 @@
  */
 
 import type { JsonSchemaObject } from "@fw/runtime";
-import type { EndpointDefinition } from "./endpoint_types.ts";
+import type { EndpointDefinition } from "../endpoint_types.ts";
 
 /** The `info` object of an OpenAPI document. */
 export interface OpenApiInfo {

@@ -27,7 +27,7 @@ import {
   systemClock,
 } from "@fw/runtime";
 import { type AuthFailure, authFailures } from "./_auth.ts";
-import { type ContextProvider, contextProviders } from "./_context_providers.ts";
+import { type ContextProvider, contextProviders } from "../_context_providers.ts";
 import { TokenCache } from "./_token_cache.ts";
 
 /** Remote JWKS settings of {@linkcode OAuthOptions}. */

@@ -5,12 +5,7 @@
  * @module
  */
 
-import type {
-  ApiOpenApiConfig,
-  OpenApiInfo,
-  OpenApiOptions,
-  OpenApiServer,
-} from "./openapi_types.ts";
+import type { ApiOpenApiConfig, OpenApiInfo, OpenApiOptions, OpenApiServer } from "./types.ts";
 
 /** `api({ openapi })` after checking: what to document and where to serve it. */
 export interface ResolvedOpenApiConfig {

@@ -17,7 +17,7 @@ import {
   schema,
   Url,
   Uuid,
-} from "./mod.ts";
+} from "../mod.ts";
 import {
   documentOf,
   error,
@@ -29,7 +29,7 @@ import {
   R400,
   R500,
   type Route,
-} from "./testdata/openapi_helpers.ts";
+} from "../testdata/openapi_helpers.ts";
 
 Deno.test("openApiDocument() documents a bare endpoint with 400, 500 and 2XX", () => {
   const { doc, op } = operationOf(endpoint(() => "ok"), "GET", "/health");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { endpoint } from "./endpoint.ts";
+import { endpoint } from "../endpoint.ts";
 import { redisRateLimitStore } from "./redis_rate_limit.ts";
-import { get, serve } from "./testdata/policy_app.ts";
+import { get, serve } from "../testdata/policy_app.ts";
 
 const REDIS = "redis://127.0.0.1:6379";
 

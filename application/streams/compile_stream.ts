@@ -19,27 +19,33 @@
  * @module
  */
 
-import {
-  type AppContext,
-  compile,
-  type ProviderMap,
-  type RequestInfo,
-  type RouteHandler,
-  type Schema,
-  type SchemaNode,
-  type Scope,
-  toErrorResponse,
-  type Validator,
+import type {
+  AppContext,
+  ErrorResponseParts,
+  ProviderMap,
+  RequestInfo,
+  RouteHandler,
+  Scope,
+  Validator,
 } from "@fw/runtime";
-import { JSON_HEADERS, JSON_TYPE, jsonError, safeHandlers } from "./_errors.ts";
-import { hasPolicies, preflights, RoutePolicies } from "./_policies.ts";
-import { type LiveStream, streamRegistry, StreamRequestContext } from "./_stream_context.ts";
-import { readJsonBody } from "./body.ts";
-import type { CompileEndpointOptions, EndpointDefinition, EndpointMode } from "./endpoint_types.ts";
-import type { ContextShared, RawParams } from "./request_context.ts";
+import { errorResponse, invalidInput, jsonError, reportError, safeHandlers } from "../_errors.ts";
+import { hasPolicies, preflights, RoutePolicies } from "../policies/_route_policies.ts";
+import { type LiveStream, streamRegistry, StreamRequestContext } from "./_context.ts";
+import { readJsonBody } from "../body.ts";
+import type {
+  CompileEndpointOptions,
+  EndpointDefinition,
+  EndpointMode,
+} from "../endpoint_types.ts";
+import {
+  type ContextShared,
+  inputValidator,
+  type RawParams,
+  validateParamsAndQuery,
+} from "../request_context.ts";
 import { SseStream } from "./sse.ts";
 import { CloseCode, WebSocketChannel } from "./websocket.ts";
-import { checkStreamOptions, type ResolvedStreamOptions } from "./stream_options.ts";
+import { checkStreamOptions, type ResolvedStreamOptions } from "./options.ts";
 
 type AnyHandler = (...args: unknown[]) => unknown;
 
@@ -47,21 +53,6 @@ const SSE_HEADERS: HeadersInit = {
   "content-type": "text/event-stream; charset=utf-8",
   "cache-control": "no-cache",
 };
-
-function validator(
-  node: SchemaNode | undefined,
-  area: "params" | "query" | "body" | "message",
-  label: string,
-): Validator<unknown> | undefined {
-  if (node === undefined) return undefined;
-  try {
-    return compile({ node } as Schema<unknown>, area) as Validator<unknown>;
-  } catch (error) {
-    throw new TypeError(`Cannot compile route "${label}": ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-}
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof value === "object" && value !== null &&
@@ -77,11 +68,6 @@ function wantsSse(req: Request): boolean {
   return req.headers.get("accept")?.includes("text/event-stream") === true;
 }
 
-function invalid(errors: { field: string; message: string }[]): Response {
-  const message = errors.map((e) => e.message).join("; ");
-  return new Response(JSON.stringify({ message, errors }), { status: 400, headers: JSON_HEADERS });
-}
-
 function abortPromise(signal: AbortSignal): { promise: Promise<typeof ABORTED>; dispose(): void } {
   let listener: (() => void) | undefined;
   const promise = new Promise<typeof ABORTED>((resolve) => {
@@ -94,7 +80,7 @@ function abortPromise(signal: AbortSignal): { promise: Promise<typeof ABORTED>; 
 
 const ABORTED = Symbol("aborted");
 
-type Envelope = ReturnType<typeof toErrorResponse>["body"];
+type Envelope = ErrorResponseParts["body"];
 
 /** One open connection: how to end it normally, with an error, or for a server stop. */
 interface Connection extends LiveStream {
@@ -171,18 +157,18 @@ class CompiledStream {
     this.#mode = def.mode as Exclude<EndpointMode, "unary">;
     this.#handler = def.handler as AnyHandler;
     this.#inject = meta.inject;
-    this.#params = validator(meta.params, "params", this.#label);
-    this.#query = validator(meta.query, "query", this.#label);
+    this.#params = inputValidator(meta.params, "params", this.#label);
+    this.#query = inputValidator(meta.query, "query", this.#label);
     const bodyIsStream = meta.body?.kind === "stream";
-    this.#body = bodyIsStream ? undefined : validator(meta.body, "body", this.#label);
+    this.#body = bodyIsStream ? undefined : inputValidator(meta.body, "body", this.#label);
     this.#bodyOptional = meta.body?.optional === true;
-    this.#inbound = bodyIsStream ? validator(meta.body, "message", this.#label) : undefined;
+    this.#inbound = bodyIsStream ? inputValidator(meta.body, "message", this.#label) : undefined;
     const returns = meta.returns?.schema;
     this.#outbound = returns?.kind === "stream"
-      ? validator(returns, "message", this.#label)
+      ? inputValidator(returns, "message", this.#label)
       : undefined;
     this.#result = returns !== undefined && returns.kind !== "stream"
-      ? validator(returns, "message", this.#label)
+      ? inputValidator(returns, "message", this.#label)
       : undefined;
     this.#shared = { route, app, status: 200 };
     this.#app = app;
@@ -210,24 +196,16 @@ class CompiledStream {
         this.#outbound,
         this.#label,
       );
-      if (this.#params !== undefined) {
-        const r = this.#params(params);
-        if (!r.ok) return invalid(r.errors);
-        ctx.params = r.value as RawParams;
-      }
-      if (this.#query !== undefined) {
-        const r = this.#query(ctx.searchParams());
-        if (!r.ok) return invalid(r.errors);
-        ctx._query = r.value as Record<string, string>;
-      }
+      const invalid = validateParamsAndQuery(ctx, this.#params, this.#query);
+      if (invalid !== undefined) return invalid;
       if (!ws && this.#body !== undefined) {
         const raw = await readJsonBody(req, this.#app.http.maxBodyBytes);
         if (raw === undefined && !this.#bodyOptional) {
-          return invalid([{ field: "body", message: "body is required" }]);
+          return invalidInput([{ field: "body", message: "body is required" }]);
         }
         if (raw !== undefined) {
           const r = this.#body(raw);
-          if (!r.ok) return invalid(r.errors);
+          if (!r.ok) return invalidInput(r.errors);
           ctx._streamBody = r.value;
         }
       }
@@ -245,7 +223,7 @@ class CompiledStream {
       }
       return ws ? this.#upgrade(req, ctx, scope, deps) : this.#sse(ctx, scope, deps);
     } catch (error) {
-      return this.#httpError(error);
+      return this.#fail(error);
     }
   }
 
@@ -328,8 +306,7 @@ class CompiledStream {
       if (signal.aborted && (error === signal.reason || (error as Error)?.name === "AbortError")) {
         // the client left: the handler stopped quietly
       } else {
-        const { body, internal } = toErrorResponse(error);
-        if (internal) this.#app.logger.error(`Unhandled error in ${this.#label}`, { error });
+        const { body } = reportError(error, this.#app.logger, this.#label);
         if (!signal.aborted) conn.fail(body);
       }
     } finally {
@@ -375,12 +352,8 @@ class CompiledStream {
     }
   }
 
-  #httpError(error: unknown): Response {
-    const { status, body, headers, internal } = toErrorResponse(error);
-    if (internal) this.#app.logger.error(`Unhandled error in ${this.#label}`, { error });
-    const all = new Headers(headers);
-    all.set("content-type", JSON_TYPE);
-    return new Response(JSON.stringify(body), { status, headers: all });
+  #fail(error: unknown): Response {
+    return errorResponse(error, this.#app.logger, this.#label);
   }
 }
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "@fw/runtime";
-import { endpoint } from "./endpoint.ts";
+import { endpoint } from "../endpoint.ts";
 import { MemoryRateLimitStore } from "./rate_limit_store.ts";
-import { get, makeApp, serve } from "./testdata/policy_app.ts";
+import { get, makeApp, serve } from "../testdata/policy_app.ts";
 
 const limited = endpoint().rateLimit({ max: 2, windowMs: 10_000 }).handle(() => ({ ok: true }));
 

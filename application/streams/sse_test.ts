@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "@fw/runtime";
 import { encodeSseEvent, SseStream } from "./sse.ts";
-import { SseReader, stalledClient, until } from "./testdata/stream_clients.ts";
+import { SseReader, stalledClient, until } from "../testdata/stream_clients.ts";
 
 Deno.test("encodeSseEvent() writes event, id and retry before the data", () => {
   assert.equal(

@@ -7,7 +7,7 @@ import {
   type WebSocketChannelOptions,
   WebSocketClosedError,
 } from "./websocket.ts";
-import { stalledClient, until, WsClient } from "./testdata/stream_clients.ts";
+import { stalledClient, until, WsClient } from "../testdata/stream_clients.ts";
 
 const Msg = { n: Int, note: MaxLength(20) };
 

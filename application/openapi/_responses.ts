@@ -7,8 +7,8 @@
  */
 
 import { ERROR_CODES, type JsonSchemaObject, type SchemaNode, statusText } from "@fw/runtime";
-import type { EndpointDefinition, ResponseMeta } from "./endpoint_types.ts";
-import type { OpenApiHeader, OpenApiResponse } from "./openapi_types.ts";
+import type { EndpointDefinition, ResponseMeta } from "../endpoint_types.ts";
+import type { OpenApiHeader, OpenApiResponse } from "./types.ts";
 
 /** Component name of the `{statusCode, message, error}` envelope. */
 export const ERROR_SCHEMA = "ErrorResponse";

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { type AuthUser, Int, Stream, useContext } from "@fw/runtime";
-import { endpoint } from "./endpoint.ts";
-import { oauth } from "./oauth.ts";
-import { signJwt } from "./testdata/jwt.ts";
-import { get, serve, type TestServer } from "./testdata/policy_app.ts";
-import { rawUpgrade, SseReader, WsClient } from "./testdata/stream_clients.ts";
+import { endpoint } from "../endpoint.ts";
+import { oauth } from "../policies/oauth.ts";
+import { signJwt } from "../testdata/jwt.ts";
+import { get, serve, type TestServer } from "../testdata/policy_app.ts";
+import { rawUpgrade, SseReader, WsClient } from "../testdata/stream_clients.ts";
 
 const SECRET = "test-secret-with-at-least-32-bytes!";
 const ISS = "https://id.example";

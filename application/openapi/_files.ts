@@ -7,7 +7,7 @@
  */
 
 import type { Plugin } from "@fw/runtime";
-import type { OpenApiDocument } from "./openapi_types.ts";
+import type { OpenApiDocument } from "./types.ts";
 
 /** One document to write. */
 export interface OpenApiFile {

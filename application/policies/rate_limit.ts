@@ -12,8 +12,8 @@
  */
 
 import type { AppContext, RequestInfo } from "@fw/runtime";
-import { jsonError } from "./_errors.ts";
-import type { RateLimitOptions } from "./endpoint_types.ts";
+import { jsonError } from "../_errors.ts";
+import type { RateLimitOptions } from "../endpoint_types.ts";
 import { MemoryRateLimitStore, type RateLimitHit } from "./rate_limit_store.ts";
 
 /** The response headers a rate-limited route sets (exposed to browsers on CORS routes). */
