@@ -90,6 +90,7 @@ export class Reader {
   /** Read cursors of the history reads (0, 1) and the XAUTOCLAIM cursors (2, 3). */
   readonly #cursors = ["0-0", "0-0", "0-0", "0-0"];
   #room: (() => void) | undefined;
+  #resumeAt = 0;
   #clientId: string | undefined;
   #claimTimer: TimerHandle | undefined;
   #closed = false;
@@ -154,6 +155,8 @@ export class Reader {
         }
         const room = o.prefetch - this.held;
         if (room <= 0) {
+          // Resume once a read can be a useful batch again, not after every single ack.
+          this.#resumeAt = o.prefetch - Math.max(1, Math.min(o.batch, o.prefetch >> 1));
           await new Promise<void>((resolve) => this.#room = resolve);
           continue;
         }
@@ -295,7 +298,7 @@ export class Reader {
     d.done = true;
     this.#inflight[d.source].delete(d.id);
     const room = this.#room;
-    if (room) {
+    if (room && this.held <= this.#resumeAt) {
       this.#room = undefined;
       room();
     }

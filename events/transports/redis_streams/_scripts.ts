@@ -73,6 +73,16 @@ return 1
 `);
 
 /**
+ * Publish a batch (envelopes without a dedupe key, one topic). KEYS: stream. ARGV: envelope
+ * JSON... Returns how many were added (0 when the stream does not exist: no subscriber).
+ */
+export const PUBLISH_MANY: Script = new Script(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+for i = 1, #ARGV do redis.call('XADD', KEYS[1], '*', 'e', ARGV[i]) end
+return #ARGV
+`);
+
+/**
  * Retry: acknowledges an entry and schedules its next attempt, when the entry was still pending.
  * KEYS: source stream, delayed set. ARGV: group, entry id, due time, member, `1` to delete the
  * entry (retry streams). Returns 1 when scheduled, 0 when the entry was no longer pending.

@@ -42,10 +42,13 @@ import {
 } from "./_options.ts";
 import { Reader } from "./_reader.ts";
 import { beat, reap, reapMember, trimStream } from "./_registry.ts";
-import { PUBLISH } from "./_scripts.ts";
+import { PUBLISH, PUBLISH_MANY } from "./_scripts.ts";
 import { RedisDeadLetters } from "./dead_letters.ts";
 
 export type { KvStreamTransportOptions } from "./_options.ts";
+
+/** Most envelopes per publish script call. */
+const PUBLISH_CHUNK = 500;
 
 interface Local {
   readonly spec: SubscriptionSpec;
@@ -90,6 +93,7 @@ export class KvStreamTransport implements Transport {
   /** Members of subscriptions that closed, reaped on close() when they hold nothing. */
   readonly #left = new Set<string>();
   readonly #deadlines: Deadlines;
+  readonly #batches = new Map<string, { bodies: string[]; done: Promise<void> }>();
   #connecting: Promise<RedisConnections> | undefined;
   #main: RedisClient | undefined;
   #heartbeat: TimerHandle | undefined;
@@ -141,7 +145,8 @@ export class KvStreamTransport implements Transport {
 
   /**
    * Appends the envelope to its topic's stream, unless the topic has no stream yet (no group ever
-   * subscribed) or its `dedupeKey` was seen within the window.
+   * subscribed) or its `dedupeKey` was seen within the window. Publishes made in the same turn of
+   * the event loop are sent together (one script call per topic).
    *
    * @throws {Error} When the transport is closed, Redis refuses the command, or no reply came
    *   within `publishTimeoutMs` (Redis unreachable).
@@ -154,20 +159,45 @@ export class KvStreamTransport implements Transport {
     }
     const main = this.#main;
     if (!main) return this.#connect().then(() => this.publish(envelope));
-    const p = this.#o.prefix;
-    const json = JSON.stringify(envelope);
+    const topic = envelope.topic;
     const k = envelope.dedupeKey;
-    const run = typeof k === "string"
-      ? PUBLISH.run(main, [keys.stream(p, envelope.topic), keys.dedupe(p, envelope.topic, k)], [
-        json,
+    if (typeof k === "string") {
+      const p = this.#o.prefix;
+      const run = PUBLISH.run(main, [keys.stream(p, topic), keys.dedupe(p, topic, k)], [
+        JSON.stringify(envelope),
         String(this.#o.dedupeWindow),
         "s",
-      ])
-      : PUBLISH.run(main, [keys.stream(p, envelope.topic)], [json, "", "s"]);
+      ]);
+      return this.#bounded(topic, run);
+    }
+    // Publishes of one topic in the same turn of the event loop go out as one script call.
+    let batch = this.#batches.get(topic);
+    if (!batch) {
+      const bodies: string[] = [];
+      const done = Promise.resolve().then(() => {
+        this.#batches.delete(topic);
+        return this.#flush(main, topic, bodies);
+      });
+      batch = { bodies, done: this.#bounded(topic, done) };
+      this.#batches.set(topic, batch);
+    }
+    batch.bodies.push(JSON.stringify(envelope));
+    return batch.done;
+  }
+
+  async #flush(main: RedisClient, topic: string, bodies: string[]): Promise<void> {
+    const stream = keys.stream(this.#o.prefix, topic);
+    for (let i = 0; i < bodies.length; i += PUBLISH_CHUNK) {
+      await PUBLISH_MANY.run(main, [stream], bodies.slice(i, i + PUBLISH_CHUNK));
+    }
+  }
+
+  /** Names the topic and address in failures; rejects after `publishTimeoutMs` without reply. */
+  #bounded(topic: string, run: Promise<unknown>): Promise<void> {
     return this.#deadlines.bound(
       run.then(() => {}, (err) => {
         throw new Error(
-          `Cannot publish to topic "${envelope.topic}" on Redis at ${this.#where}: ${
+          `Cannot publish to topic "${topic}" on Redis at ${this.#where}: ${
             (err as Error)?.message ?? err
           }`,
           { cause: err },
@@ -175,7 +205,7 @@ export class KvStreamTransport implements Transport {
       }),
       () =>
         new Error(
-          `Cannot publish to topic "${envelope.topic}": Redis at ${this.#where} did not answer within ${this.#o.publishTimeout} ms (the message may still be added once it reconnects)`,
+          `Cannot publish to topic "${topic}": Redis at ${this.#where} did not answer within ${this.#o.publishTimeout} ms (the message may still be added once it reconnects)`,
         ),
     );
   }
