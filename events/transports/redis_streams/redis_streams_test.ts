@@ -7,7 +7,7 @@ import { getPublisher } from "../../publisher.ts";
 import { topic } from "../../topic.ts";
 import { openRedis } from "../../_redis.ts";
 import { runTransportConformance } from "../conformance.ts";
-import { compareIds, trimStream } from "./_registry.ts";
+import { compareIds, reapMember, trimStream } from "./_registry.ts";
 import { KvStreamTransport, type KvStreamTransportOptions } from "./redis_streams.ts";
 
 const URL = "redis://127.0.0.1:6379";
@@ -396,5 +396,24 @@ Deno.test("kvStreamTransport keeps dead letters in Redis, bounded, and redrives 
       "the redriven one failing again",
     );
     assert.equal(await transport.deadLetters.count(), 1);
+  });
+});
+
+Deno.test("reapMember() never deletes a competing consumer that still holds entries", async () => {
+  await withRedis(async (t) => {
+    const stream = `${t.prefix}redis.job`;
+    const member = JSON.stringify({ t: "redis.job", g: "g", c: "gone", k: "c" });
+    await t.cmd("XGROUP", "CREATE", stream, "g", "$", "MKSTREAM");
+    await t.cmd("ZADD", `${t.prefix}:instances`, "1", member);
+    const id = String(await t.cmd("XADD", stream, "*", "e", "{}"));
+    await t.cmd("XREADGROUP", "GROUP", "g", "gone", "STREAMS", stream, ">");
+    const consumers = async () =>
+      ((await t.cmd("XINFO", "CONSUMERS", stream, "g")) as unknown[][]).map((c) => String(c[1]));
+    assert.equal(await reapMember(t.raw.main, t.prefix, member, 2), -2);
+    assert.deepEqual(await consumers(), ["gone"], "kept while it holds an entry");
+    await t.cmd("XACK", stream, "g", id);
+    assert.equal(await reapMember(t.raw.main, t.prefix, member, 2), 0);
+    assert.deepEqual(await consumers(), []);
+    assert.equal(await t.cmd("ZSCORE", `${t.prefix}:instances`, member), null);
   });
 });
