@@ -239,6 +239,12 @@ const fmt = (x: number) => Math.round(x).toLocaleString("en");
  * @param o Sizes, rounds and systems.
  */
 export async function runRedisBench(o: RedisBenchOptions): Promise<void> {
+  try {
+    await (await openRedis("bench", { url: o.url })).close();
+  } catch (err) {
+    console.error(`redis skipped: ${err instanceof Error ? err.message : err}`);
+    return;
+  }
   const systems: [string, Run][] = [["fw-redis", runFw], ["bullmq", runBull], [
     "raw-redis",
     runRaw,
