@@ -152,6 +152,7 @@ export class Consumer {
       group: this.#o.group,
       distribution: d.options.distribution,
       instanceId: this.#o.instanceId,
+      timeout: d.options.timeout,
     }, this.#offer);
   }
 
@@ -168,7 +169,7 @@ export class Consumer {
 
   #offer = (d: Delivery): Admission => {
     const def = this.#o.definition;
-    const problem = envelopeProblem(d.envelope) ??
+    const problem = d.problem ?? envelopeProblem(d.envelope) ??
       (d.envelope.topic !== def.topic.name
         ? `envelope topic "${d.envelope.topic}" does not match "${def.topic.name}"`
         : undefined);

@@ -16,3 +16,12 @@
  */
 
 export type { RedisClient, RedisPubSubListener, RedisSource } from "./_redis.ts";
+export {
+  KvStreamTransport,
+  kvStreamTransport,
+  type KvStreamTransportOptions,
+} from "./transports/redis_streams/redis_streams.ts";
+export {
+  RedisDeadLetters,
+  type RedisDeadLettersOptions,
+} from "./transports/redis_streams/dead_letters.ts";

@@ -19,6 +19,11 @@ export interface SubscriptionSpec {
   readonly distribution: "competing" | "broadcast";
   /** Unique id of this instance (process + handler). */
   readonly instanceId: string;
+  /**
+   * The handler's time-out in ms, when known: a transport that takes over deliveries from
+   * consumers that stopped answering waits at least this long before it does.
+   */
+  readonly timeout?: number;
 }
 
 /** One message handed to one subscriber instance. */
@@ -27,6 +32,11 @@ export interface Delivery {
   readonly envelope: Envelope;
   /** 1-based attempt number. */
   readonly attempt: number;
+  /**
+   * Set by a transport that could not decode what it received (for example bad JSON): the
+   * consumer dead-letters the delivery with this reason and acknowledges it.
+   */
+  readonly problem?: string;
   /**
    * Done: the transport forgets the message (for this group or instance). In-process transports
    * may finish synchronously and return nothing; others return a promise of their write.

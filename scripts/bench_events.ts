@@ -24,6 +24,11 @@
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
  * `--nats-messages <n>`, `--only bare,memory,denokv,nats`.
  *
+ * Redis (`scripts/_bench_redis.ts`): fw's Redis Streams transport beside BullMQ and a bare Redis
+ * Streams loop on the same Redis, 20,000 jobs at concurrency 1 and 50. Options:
+ * `--redis-messages <n>`, `--redis-rounds <n>` (3), `--redis-url <url>`, `--only
+ * redis|fw-redis,bullmq,raw-redis`.
+ *
  * @module
  */
 
@@ -229,4 +234,17 @@ for (const concurrency of [1, 100]) {
       } ${r.p99.toFixed(2).padStart(8)}   ${ratio}   (${n.toLocaleString("en")} messages)`,
     );
   }
+}
+
+const redisSystems = ["redis", "fw-redis", "bullmq", "raw-redis"];
+if (!only || redisSystems.some((s) => only.has(s))) {
+  const { runRedisBench } = await import("./_bench_redis.ts");
+  await runRedisBench({
+    url: String(args["redis-url"] ?? "redis://127.0.0.1:6379"),
+    messages: Number(args["redis-messages"] ?? 20_000),
+    rounds: Number(args["redis-rounds"] ?? ROUNDS),
+    window: WINDOW,
+    concurrencies: [1, 50],
+    only,
+  });
 }

@@ -1,0 +1,113 @@
+/**
+ * Internal to the Redis Streams transport: the key layout and the shape of stream entries.
+ *
+ * Every key starts with the transport's `keyPrefix` (`P`, default `fw:`). Topic names are dotted
+ * words (letters, digits, `_`, `-`), so they never contain `:`; that keeps the layout unambiguous:
+ *
+ * | Key | Type | Holds |
+ * | --- | --- | --- |
+ * | `P<topic>` | stream | the topic's messages (field `e`: the JSON envelope) |
+ * | `P<topic>:retries:<group>` | stream | retries that fell due, for one Redis group (fields `e`, `a`) |
+ * | `P<topic>:delayed:<group>` | sorted set | retries waiting, score = due time (ms) |
+ * | `P<topic>:dedupe:<dedupeKey>` | string | a `dedupeKey` seen within the window (`PX`) |
+ * | `P:instances` | sorted set | live instances, score = heartbeat expiry (ms) |
+ * | `P:dead-letters` | stream | dead letters nobody subscribes to (bounded) |
+ *
+ * Redis consumer groups on `P<topic>` (and on its retry streams): a competing handler group
+ * `billing` is the Redis group `billing`; each instance of a broadcast group `cache` has a Redis
+ * group of its own, `cache~<instanceId>`, which the registry removes when the instance is gone.
+ *
+ * @module
+ */
+
+import type { SubscriptionSpec } from "../../transport.ts";
+
+/** The keys of one transport. */
+export const keys = {
+  /** The topic's stream. */
+  stream: (p: string, topic: string): string => `${p}${topic}`,
+  /** Retry stream of one Redis group. */
+  retries: (p: string, topic: string, redisGroup: string): string =>
+    `${p}${topic}:retries:${redisGroup}`,
+  /** Delayed-retry sorted set of one Redis group. */
+  delayed: (p: string, topic: string, redisGroup: string): string =>
+    `${p}${topic}:delayed:${redisGroup}`,
+  /** Dedupe marker. */
+  dedupe: (p: string, topic: string, dedupeKey: string): string =>
+    `${p}${topic}:dedupe:${dedupeKey}`,
+  /** Live-instance registry. */
+  instances: (p: string): string => `${p}:instances`,
+  /** Dead-letter store. */
+  deadLetters: (p: string): string => `${p}:dead-letters`,
+};
+
+/** The Redis consumer group of a subscription. */
+export function redisGroup(spec: SubscriptionSpec): string {
+  return spec.distribution === "broadcast" ? `${spec.group}~${spec.instanceId}` : spec.group;
+}
+
+/** A registry member: what a reaper needs to clean up after an instance. */
+export interface InstanceRecord {
+  /** Topic name. */
+  readonly t: string;
+  /** Redis group. */
+  readonly g: string;
+  /** Consumer name (the instance id). */
+  readonly c: string;
+  /** `b` for a broadcast instance (its group goes with it), `c` for competing. */
+  readonly k: "b" | "c";
+}
+
+/** The registry member of a subscription (a stable JSON string). */
+export function instanceMember(spec: SubscriptionSpec): string {
+  const record: InstanceRecord = {
+    t: spec.topic,
+    g: redisGroup(spec),
+    c: spec.instanceId,
+    k: spec.distribution === "broadcast" ? "b" : "c",
+  };
+  return JSON.stringify(record);
+}
+
+/** Reads a registry member; `undefined` for one fw did not write. */
+export function parseInstanceMember(member: string): InstanceRecord | undefined {
+  try {
+    const r = JSON.parse(member) as InstanceRecord;
+    if (typeof r?.t === "string" && typeof r.g === "string" && typeof r.c === "string") return r;
+  } catch {
+    // not ours
+  }
+  return undefined;
+}
+
+/** One entry read from a stream, decoded. */
+export interface StreamEntry {
+  /** Stream entry id. */
+  readonly id: string;
+  /** The envelope as JSON text (or whatever the entry held). */
+  readonly raw: string | undefined;
+  /** The attempt it carries (1 on the topic stream). */
+  readonly attempt: number;
+}
+
+/**
+ * Decodes a raw `[id, [field, value, ...]]` entry. Fields other than `e` and `a` are ignored;
+ * a missing `e` leaves `raw` undefined (the consumer dead-letters it as malformed).
+ */
+export function decodeEntry(entry: unknown): StreamEntry | undefined {
+  if (!Array.isArray(entry) || typeof entry[0] !== "string") return undefined;
+  const fields = entry[1];
+  let raw: string | undefined;
+  let attempt = 1;
+  if (Array.isArray(fields)) {
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const f = String(fields[i]);
+      if (f === "e") raw = String(fields[i + 1]);
+      else if (f === "a") {
+        const a = Number(fields[i + 1]);
+        if (Number.isInteger(a) && a >= 1) attempt = a;
+      }
+    }
+  }
+  return { id: entry[0], raw, attempt };
+}

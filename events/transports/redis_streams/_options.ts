@@ -1,0 +1,133 @@
+/**
+ * Internal to the Redis Streams transport: its options, checked at construction (a mistake throws
+ * naming the option), and their defaults.
+ *
+ * @module
+ */
+
+import { type Clock, type Logger, type Meter, systemClock } from "@fw/runtime";
+import { checkRedisSource, type RedisClient } from "../../_redis.ts";
+
+/** Options of `kvStreamTransport`. */
+export interface KvStreamTransportOptions {
+  /** A Redis URL (`redis://host:6379/0`, `rediss://...`): fw creates, connects and closes the client. */
+  url?: string;
+  /**
+   * A connected client of yours instead of `url` (a node-redis v5 client, or any object with the
+   * {@linkcode RedisClient} methods). fw duplicates it for its blocking readers and leaves it open.
+   */
+  client?: RedisClient;
+  /**
+   * First part of every key (default `"fw:"`). Processes with the same prefix share topics,
+   * groups and dead letters; give each application its own.
+   */
+  keyPrefix?: string;
+  /** An instance counts as live this long after its last heartbeat, in ms (default 30000). */
+  instanceTtlMs?: number;
+  /**
+   * Added to a handler's `timeout` to get how long a delivery may sit unacknowledged with a
+   * consumer before another instance of its group takes it over (default 5000).
+   */
+  claimGraceMs?: number;
+  /** Most deliveries one subscription holds unsettled at a time (default 256). */
+  prefetch?: number;
+  /** Most entries one read returns (default 128). */
+  batchSize?: number;
+  /** How long a blocking read waits before it looks again, in ms (default 2000). */
+  blockMs?: number;
+  /** How often a subscription looks for retries other instances scheduled, in ms (default 1000). */
+  retryPollMs?: number;
+  /** How long a `dedupeKey` suppresses repeats, in ms (default 600000). */
+  dedupeWindowMs?: number;
+  /** Dead letters kept with no `<topic>.dlq` subscriber (default 1000). */
+  deadLetterLimit?: number;
+  /**
+   * A publish that gets no reply within this many ms (Redis unreachable) rejects (default
+   * 10000). The command may still reach Redis after the reconnect, so a publish that rejected
+   * this way may be delivered: retry it, and handlers see at most a duplicate.
+   */
+  publishTimeoutMs?: number;
+  /**
+   * Trims the streams of subscribed topics below what every group has acknowledged, on each
+   * heartbeat (default true). Set false to keep every entry (trim them yourself).
+   */
+  trim?: boolean;
+  /** Clock for heartbeats, retry due times and instance expiry (default the system clock). */
+  clock?: Clock;
+  /** Logger for reconnects, reaped instances, evictions and failures. */
+  logger?: Logger;
+  /** Meter for `events.dlq.evicted`. */
+  meter?: Meter;
+}
+
+/** The options with defaults applied. */
+export interface ResolvedOptions {
+  readonly url?: string;
+  readonly client?: RedisClient;
+  readonly prefix: string;
+  readonly ttl: number;
+  readonly claimGrace: number;
+  readonly prefetch: number;
+  readonly batch: number;
+  readonly blockMs: number;
+  readonly retryPoll: number;
+  readonly dedupeWindow: number;
+  readonly deadLetterLimit: number;
+  readonly publishTimeout: number;
+  readonly trim: boolean;
+  readonly clock: Clock;
+  readonly logger?: Logger;
+  readonly meter?: Meter;
+}
+
+/** Name used in messages. */
+export const OWNER = "kvStreamTransport()";
+
+function integer(name: string, value: number | undefined, fallback: number, min = 1): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < min) {
+    throw new TypeError(
+      `Invalid ${OWNER} option "${name}": expected an integer >= ${min}, got ${v}`,
+    );
+  }
+  return v;
+}
+
+/**
+ * Checks the options and applies the defaults.
+ *
+ * @param options As given.
+ * @returns The resolved options.
+ * @throws {TypeError} Naming the option that is wrong.
+ */
+export function resolveOptions(options: KvStreamTransportOptions): ResolvedOptions {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`Invalid ${OWNER} options: expected an object with "url" or "client"`);
+  }
+  checkRedisSource(OWNER, options);
+  const prefix = options.keyPrefix ?? "fw:";
+  if (typeof prefix !== "string" || prefix === "") {
+    throw new TypeError(`Invalid ${OWNER} option "keyPrefix": expected a non-empty string`);
+  }
+  if (options.trim !== undefined && typeof options.trim !== "boolean") {
+    throw new TypeError(`Invalid ${OWNER} option "trim": expected a boolean`);
+  }
+  return {
+    url: options.url,
+    client: options.client,
+    prefix,
+    ttl: integer("instanceTtlMs", options.instanceTtlMs, 30_000, 3),
+    claimGrace: integer("claimGraceMs", options.claimGraceMs, 5_000, 0),
+    prefetch: integer("prefetch", options.prefetch, 256),
+    batch: integer("batchSize", options.batchSize, 128),
+    blockMs: integer("blockMs", options.blockMs, 2_000),
+    retryPoll: integer("retryPollMs", options.retryPollMs, 1_000),
+    dedupeWindow: integer("dedupeWindowMs", options.dedupeWindowMs, 600_000),
+    deadLetterLimit: integer("deadLetterLimit", options.deadLetterLimit, 1_000),
+    publishTimeout: integer("publishTimeoutMs", options.publishTimeoutMs, 10_000),
+    trim: options.trim ?? true,
+    clock: options.clock ?? systemClock,
+    logger: options.logger,
+    meter: options.meter,
+  };
+}

@@ -1,0 +1,381 @@
+/**
+ * `kvStreamTransport({ url, keyPrefix })`: a persistent, multi-process transport on Redis Streams
+ * (Redis 7.0 or later).
+ *
+ * - A publish appends the envelope to the topic's stream `<keyPrefix><topic>` (one Lua script:
+ *   the `dedupeKey` check and the `XADD`), when the topic has a stream, that is, when some group
+ *   ever subscribed. Topics nobody subscribes to get nothing, as on the other transports.
+ * - A handler group is a Redis consumer group on that stream (competing: its instances share the
+ *   entries); a broadcast instance gets a Redis group of its own, registered with a heartbeat and
+ *   removed when it is gone (`_registry.ts`).
+ * - Each subscription reads with `XREADGROUP ... BLOCK` on a dedicated connection (`_reader.ts`),
+ *   acknowledges with `XACK`, retries through its group's delayed set and retry stream
+ *   (`_retry.ts`) on the consumer's back-off, and takes over entries a dead consumer held with
+ *   `XAUTOCLAIM`.
+ * - Dead letters with no `<topic>.dlq` group are kept in Redis ({@linkcode RedisDeadLetters}).
+ *
+ * @module
+ */
+
+import type { TimerHandle } from "@fw/runtime";
+import {
+  openRedis,
+  redactRedisUrl,
+  type RedisClient,
+  type RedisConnections,
+} from "../../_redis.ts";
+import type { Envelope } from "../../envelope.ts";
+import type {
+  DeliveryListener,
+  Subscription,
+  SubscriptionSpec,
+  Transport,
+  TransportCapabilities,
+} from "../../transport.ts";
+import { Deadlines } from "./_deadline.ts";
+import { instanceMember, keys, redisGroup } from "./_keys.ts";
+import {
+  type KvStreamTransportOptions,
+  OWNER,
+  type ResolvedOptions,
+  resolveOptions,
+} from "./_options.ts";
+import { Reader } from "./_reader.ts";
+import { beat, reap, reapMember, trimStream } from "./_registry.ts";
+import { PUBLISH, PUBLISH_MANY } from "./_scripts.ts";
+import { RedisDeadLetters } from "./dead_letters.ts";
+
+export type { KvStreamTransportOptions } from "./_options.ts";
+
+/** Most envelopes per publish script call. */
+const PUBLISH_CHUNK = 500;
+
+interface Local {
+  readonly spec: SubscriptionSpec;
+  readonly member: string;
+  readonly reader: Reader;
+  readonly conn: RedisClient;
+}
+
+/**
+ * The Redis Streams transport. Create it with {@linkcode kvStreamTransport}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { KvStreamTransport } from "@fw/events/kvstore";
+ * // the connection opens on first use
+ * const t = new KvStreamTransport({ url: "redis://127.0.0.1:6379", keyPrefix: "doc:" });
+ * assert.deepEqual(t.capabilities, {
+ *   ordering: false,
+ *   persistent: true,
+ *   external: true,
+ *   admission: false,
+ * });
+ * await t.close();
+ * ```
+ */
+export class KvStreamTransport implements Transport {
+  /** `redis`. */
+  readonly name: string = "redis";
+  /** Unordered, persistent, external, no admission at publish. */
+  readonly capabilities: TransportCapabilities = {
+    ordering: false,
+    persistent: true,
+    external: true,
+    admission: false,
+  };
+  /** Dead letters kept in Redis. */
+  readonly deadLetters: RedisDeadLetters;
+  readonly #o: ResolvedOptions;
+  readonly #where: string;
+  readonly #locals = new Set<Local>();
+  /** Members of subscriptions that closed, reaped on close() when they hold nothing. */
+  readonly #left = new Set<string>();
+  readonly #deadlines: Deadlines;
+  readonly #batches = new Map<string, { bodies: string[]; done: Promise<void> }>();
+  #connecting: Promise<RedisConnections> | undefined;
+  #main: RedisClient | undefined;
+  #heartbeat: TimerHandle | undefined;
+  #closed = false;
+
+  /**
+   * Checks the options; the connection opens on first use (or {@linkcode KvStreamTransport.connect}).
+   *
+   * @param options Connection, key prefix, timings and services.
+   * @throws {TypeError} Naming the option that is wrong.
+   */
+  constructor(options: KvStreamTransportOptions) {
+    const o = this.#o = resolveOptions(options);
+    this.#where = o.url !== undefined ? redactRedisUrl(o.url) : "the given client";
+    this.#deadlines = new Deadlines(o.publishTimeout);
+    this.deadLetters = new RedisDeadLetters({
+      redis: () => this.#connect().then((c) => c.main),
+      prefix: o.prefix,
+      limit: o.deadLetterLimit,
+      logger: o.logger,
+      meter: o.meter,
+    });
+  }
+
+  /**
+   * Opens the connection now (it otherwise opens on first use), so that a wrong address fails
+   * start-up.
+   *
+   * @throws {Error} `kvStreamTransport() cannot connect to Redis at <url>: ...`.
+   */
+  async connect(): Promise<void> {
+    await this.#connect();
+  }
+
+  #connect(): Promise<RedisConnections> {
+    if (this.#connecting) return this.#connecting;
+    const o = this.#o;
+    const source = o.url !== undefined ? { url: o.url } : { client: o.client };
+    const opening = openRedis(OWNER, source).then((c) => {
+      this.#main = c.main;
+      return c;
+    });
+    this.#connecting = opening;
+    opening.catch(() => {
+      if (this.#connecting === opening) this.#connecting = undefined;
+    });
+    return opening;
+  }
+
+  /**
+   * Appends the envelope to its topic's stream, unless the topic has no stream yet (no group ever
+   * subscribed) or its `dedupeKey` was seen within the window. Publishes made in the same turn of
+   * the event loop are sent together (one script call per topic).
+   *
+   * @throws {Error} When the transport is closed, Redis refuses the command, or no reply came
+   *   within `publishTimeoutMs` (Redis unreachable).
+   */
+  publish(envelope: Envelope): Promise<void> {
+    if (this.#closed) {
+      return Promise.reject(
+        new Error(`Cannot publish to topic "${envelope.topic}": the transport is closed`),
+      );
+    }
+    const main = this.#main;
+    if (!main) return this.#connect().then(() => this.publish(envelope));
+    const topic = envelope.topic;
+    const k = envelope.dedupeKey;
+    if (typeof k === "string") {
+      const p = this.#o.prefix;
+      const run = PUBLISH.run(main, [keys.stream(p, topic), keys.dedupe(p, topic, k)], [
+        JSON.stringify(envelope),
+        String(this.#o.dedupeWindow),
+        "s",
+      ]);
+      return this.#bounded(topic, run);
+    }
+    // Publishes of one topic in the same turn of the event loop go out as one script call.
+    let batch = this.#batches.get(topic);
+    if (!batch) {
+      const bodies: string[] = [];
+      const done = Promise.resolve().then(() => {
+        this.#batches.delete(topic);
+        return this.#flush(main, topic, bodies);
+      });
+      batch = { bodies, done: this.#bounded(topic, done) };
+      this.#batches.set(topic, batch);
+    }
+    batch.bodies.push(JSON.stringify(envelope));
+    return batch.done;
+  }
+
+  async #flush(main: RedisClient, topic: string, bodies: string[]): Promise<void> {
+    const stream = keys.stream(this.#o.prefix, topic);
+    for (let i = 0; i < bodies.length; i += PUBLISH_CHUNK) {
+      await PUBLISH_MANY.run(main, [stream], bodies.slice(i, i + PUBLISH_CHUNK));
+    }
+  }
+
+  /** Names the topic and address in failures; rejects after `publishTimeoutMs` without reply. */
+  #bounded(topic: string, run: Promise<unknown>): Promise<void> {
+    return this.#deadlines.bound(
+      run.then(() => {}, (err) => {
+        throw new Error(
+          `Cannot publish to topic "${topic}" on Redis at ${this.#where}: ${
+            (err as Error)?.message ?? err
+          }`,
+          { cause: err },
+        );
+      }),
+      () =>
+        new Error(
+          `Cannot publish to topic "${topic}": Redis at ${this.#where} did not answer within ${this.#o.publishTimeout} ms (the message may still be added once it reconnects)`,
+        ),
+    );
+  }
+
+  /**
+   * Joins a group: creates its Redis group when new (it receives what is published from then on),
+   * registers this instance with a heartbeat and starts its reader on a dedicated connection.
+   *
+   * @throws {Error} When Redis cannot be reached or the transport is closed.
+   */
+  async subscribe(spec: SubscriptionSpec, listener: DeliveryListener): Promise<Subscription> {
+    if (this.#closed) {
+      throw new Error(`Cannot subscribe to topic "${spec.topic}": the transport is closed`);
+    }
+    const o = this.#o;
+    const connections = await this.#connect();
+    const conn = await connections.dedicated();
+    const reader = new Reader({
+      spec,
+      listener,
+      conn,
+      main: connections.main,
+      prefix: o.prefix,
+      clock: o.clock,
+      logger: o.logger,
+      prefetch: o.prefetch,
+      batch: o.batch,
+      blockMs: o.blockMs,
+      retryPoll: o.retryPoll,
+      claimIdle: (spec.timeout ?? 30_000) + o.claimGrace,
+    });
+    const local: Local = { spec, member: instanceMember(spec), reader, conn };
+    try {
+      await reader.ensureGroups();
+      await beat(connections.main, o.prefix, [local.member], o.clock.now() + o.ttl);
+    } catch (err) {
+      await conn.close().catch(() => {});
+      throw new Error(
+        `Cannot subscribe to topic "${spec.topic}" on Redis at ${this.#where}: ${
+          (err as Error)?.message
+        }`,
+        { cause: err },
+      );
+    }
+    this.#locals.add(local);
+    reader.start();
+    this.#startHeartbeat();
+    return { close: () => this.#leave(local) };
+  }
+
+  async #leave(local: Local): Promise<void> {
+    if (!this.#locals.delete(local)) return;
+    await local.reader.close();
+    await local.conn.close().catch(() => {});
+    this.#left.add(local.member);
+    // Expired now: once it holds nothing, the next reaper removes it (this one on close).
+    await beat(this.#main!, this.#o.prefix, [local.member], this.#o.clock.now()).catch(() => {});
+  }
+
+  #startHeartbeat(): void {
+    if (this.#heartbeat !== undefined || this.#closed) return;
+    const o = this.#o;
+    this.#heartbeat = o.clock.setTimeout(async () => {
+      try {
+        await this.#beat();
+      } catch (err) {
+        if (!this.#closed) {
+          o.logger?.warn("redis streams: heartbeat failed", { error: String(err) });
+        }
+      }
+      this.#heartbeat = undefined;
+      if (!this.#closed) this.#startHeartbeat();
+    }, Math.max(1, Math.floor(o.ttl / 3)));
+  }
+
+  /** One heartbeat round: renew, reap the instances that are gone, trim. */
+  async #beat(): Promise<void> {
+    const o = this.#o;
+    const main = this.#main!;
+    const now = o.clock.now();
+    await beat(main, o.prefix, [...this.#locals].map((l) => l.member), now + o.ttl);
+    await reap(main, o.prefix, now, o.logger);
+    if (!o.trim) return;
+    const topics = new Set([...this.#locals].map((l) => l.spec.topic));
+    for (const t of topics) await trimStream(main, keys.stream(o.prefix, t));
+  }
+
+  /**
+   * Publishes to `<topic>.dlq` when that topic has a group, else keeps the dead letter in Redis.
+   *
+   * @throws {Error} When Redis refuses the write.
+   */
+  async deadLetter(envelope: Envelope): Promise<void> {
+    const main = (await this.#connect()).main;
+    const added = await PUBLISH.run(main, [keys.stream(this.#o.prefix, envelope.topic)], [
+      JSON.stringify(envelope),
+      "",
+      "g",
+    ]);
+    if (Number(added) !== 1) await this.deadLetters.add(envelope, this.#o.clock.now());
+  }
+
+  /**
+   * Forgets a subscription group: its Redis group on the topic stream, its retry stream and its
+   * delayed retries. Entries it had not read stay in the stream for the other groups.
+   *
+   * @param topic Topic name.
+   * @param group Group name (for a broadcast group, each instance's group goes with its instance).
+   */
+  async dropGroup(topic: string, group: string): Promise<void> {
+    const main = (await this.#connect()).main;
+    const p = this.#o.prefix;
+    const g = redisGroup({ topic, group, distribution: "competing", instanceId: "" });
+    await main.sendCommand(["XGROUP", "DESTROY", keys.stream(p, topic), g]).catch(() => {});
+    await main.sendCommand(["DEL", keys.retries(p, topic, g), keys.delayed(p, topic, g)]);
+  }
+
+  /**
+   * Stops reading, waits for acknowledgements in flight, removes this process's instances (a
+   * competing consumer only once it holds nothing) and closes the connections fw opened.
+   * Deliveries still unsettled stay pending in Redis and are taken over by another instance of
+   * their group; scheduled retries stay in Redis.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const o = this.#o;
+    if (this.#heartbeat !== undefined) o.clock.clearTimeout(this.#heartbeat);
+    this.#heartbeat = undefined;
+    const locals = [...this.#locals];
+    this.#locals.clear();
+    await Promise.all(locals.map((l) => l.reader.close()));
+    await Promise.all(locals.map((l) => l.reader.flush()));
+    const connections = await this.#connecting?.catch(() => undefined);
+    this.#deadlines.stop();
+    if (!connections) return;
+    for (const member of [...locals.map((l) => l.member), ...this.#left]) {
+      await reapMember(connections.main, o.prefix, member, Number.MAX_SAFE_INTEGER).catch((err) =>
+        o.logger?.warn("redis streams: could not unregister on close", { error: String(err) })
+      );
+    }
+    await connections.close();
+  }
+}
+
+/**
+ * A transport on Redis Streams: persistent, shared by every process on the same Redis and key
+ * prefix, at-least-once. Each handler group is a Redis consumer group; retries follow the
+ * handler's back-off through a delayed set in Redis; a consumer that dies mid-delivery has its
+ * entries taken over by another instance of its group once they have been idle for the handler's
+ * `timeout` plus `claimGraceMs`.
+ *
+ * @param options `url` or `client`, `keyPrefix`, timings and services.
+ * @returns The transport (the connection opens on first use).
+ * @throws {TypeError} Naming the option that is wrong.
+ *
+ * @example
+ * ```ts ignore
+ * import { EventBus, getPublisher, handler, Int, topic } from "@fw/events";
+ * import { kvStreamTransport } from "@fw/events/kvstore";
+ *
+ * const Paid = topic("orders.paid", { total: Int });
+ * const bus = new EventBus({
+ *   transports: { redis: kvStreamTransport({ url: "redis://127.0.0.1:6379", keyPrefix: "shop:" }) },
+ * });
+ * await bus.add(handler(Paid).options({ group: "billing" }).handle((m) => console.log(m.payload)));
+ * await bus.start();
+ * await getPublisher(Paid, { bus })({ total: 42 });
+ * ```
+ */
+export function kvStreamTransport(options: KvStreamTransportOptions): KvStreamTransport {
+  return new KvStreamTransport(options);
+}

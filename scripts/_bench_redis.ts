@@ -1,0 +1,290 @@
+/**
+ * The Redis part of `deno task bench:events`: fw's Redis Streams transport (`kvStreamTransport`)
+ * beside BullMQ (npm `bullmq`, under Deno) and a bare Redis Streams loop, in the same run, on the
+ * same Redis (127.0.0.1:6379 unless `--redis-url`), doing the same work: `--redis-messages`
+ * (20,000) small jobs, validated with the same compiled validator when published and when handled,
+ * at handler concurrency 1 and 50.
+ *
+ * - `fw-redis`: `getPublisher()` -> `EventBus` -> `kvStreamTransport` -> consumer (validation,
+ *   context, time-out, metrics);
+ * - `bullmq`: `queue.add()` (after validating) -> `Worker` with the same concurrency (validating
+ *   again), `removeOnComplete: true` so it keeps no job history either;
+ * - `raw-redis`: what Redis itself allows with this access pattern and client: `XADD` per
+ *   message, `XREADGROUP COUNT 128 BLOCK` and one `XACK` per batch over node-redis, validation
+ *   on both sides and nothing else (no envelope, no consumer).
+ *
+ * Publishers keep at most `--window` (1,000) jobs published but not handled and 256 publishes in
+ * flight. Throughput is jobs / (first publish -> last handled); latency is publish call -> handler
+ * entry (p50, p99). Rounds alternate the order of the systems; the table shows medians and each
+ * round's fw/BullMQ throughput ratio. Every run uses fresh keys, deleted afterwards.
+ *
+ * @module
+ */
+
+import { compile, createLogger, Int, MinLength, Uuid } from "@fw/runtime";
+import { EventBus, getPublisher, handler, topic } from "@fw/events";
+import { kvStreamTransport } from "@fw/events/kvstore";
+// The one module that creates node-redis clients (the raw baseline uses the same client as fw).
+import { openRedis } from "../events/_redis.ts";
+
+const Payload = { id: Uuid, customer: MinLength(1), items: Int, total: Int };
+const Job = topic("bench.redis.job", Payload);
+const ID = "6f1c2a5e-8a3b-4f1e-9d2c-1b2a3c4d5e6f";
+const validate = compile(Payload, "payload");
+
+/** Options of {@linkcode runRedisBench}. */
+export interface RedisBenchOptions {
+  url: string;
+  messages: number;
+  rounds: number;
+  window: number;
+  concurrencies: readonly number[];
+  only?: ReadonlySet<string>;
+}
+
+interface Result {
+  rate: number;
+  p50: number;
+  p99: number;
+}
+
+type Run = (n: number, concurrency: number, options: RedisBenchOptions) => Promise<Result>;
+
+function summarize(n: number, elapsedMs: number, latencies: Float64Array): Result {
+  latencies.sort();
+  const at = (p: number) => latencies[Math.min(n - 1, Math.floor(n * p))];
+  return { rate: n / (elapsedMs / 1000), p50: at(0.5), p99: at(0.99) };
+}
+
+/** Publishes n jobs with at most `window` unhandled and 256 in flight. */
+class Pacer {
+  handled = 0;
+  readonly latencies: Float64Array;
+  readonly sent: Float64Array;
+  readonly finished: Promise<void>;
+  #done!: () => void;
+  #wake: (() => void) | undefined;
+  #waitFor = 0;
+  constructor(readonly n: number, readonly window: number) {
+    this.latencies = new Float64Array(n);
+    this.sent = new Float64Array(n);
+    this.finished = new Promise((r) => this.#done = r);
+  }
+  /** From the handler, on entry. */
+  handle(i: number): void {
+    this.latencies[i] = performance.now() - this.sent[i];
+    this.handled++;
+    if (this.handled === this.n) this.#done();
+    if (this.#wake && this.handled >= this.#waitFor) {
+      const wake = this.#wake;
+      this.#wake = undefined;
+      wake();
+    }
+  }
+  async publishAll(publish: (i: number) => Promise<unknown>): Promise<Result> {
+    const start = performance.now();
+    const inflight: Promise<unknown>[] = [];
+    for (let i = 0; i < this.n; i++) {
+      this.sent[i] = performance.now();
+      inflight.push(publish(i));
+      if (inflight.length >= 256) {
+        await Promise.all(inflight);
+        inflight.length = 0;
+      }
+      if (i - this.handled >= this.window) {
+        this.#waitFor = i - (this.window >> 1);
+        await new Promise<void>((r) => this.#wake = r);
+      }
+    }
+    await Promise.all(inflight);
+    await this.finished;
+    return summarize(this.n, performance.now() - start, this.latencies);
+  }
+}
+
+const payloadOf = (i: number) => ({ id: ID, customer: "c", items: i, total: 5 });
+
+async function dropKeys(url: string, pattern: string): Promise<void> {
+  const redis = await openRedis("bench", { url });
+  const client = redis.main;
+  try {
+    let cursor = "0";
+    do {
+      const [next, found] = await client.sendCommand([
+        "SCAN",
+        cursor,
+        "MATCH",
+        pattern,
+        "COUNT",
+        "1000",
+      ]) as [string, string[]]; // deno-fmt-ignore
+      cursor = next;
+      if (found.length) await client.sendCommand(["UNLINK", ...found]);
+    } while (cursor !== "0");
+  } finally {
+    await redis.close();
+  }
+}
+
+const fresh = () => `fwbench:${crypto.randomUUID().slice(0, 8)}`;
+
+const runFw: Run = async (n, concurrency, o) => {
+  const prefix = `${fresh()}:`;
+  const pacer = new Pacer(n, o.window);
+  const transport = kvStreamTransport({ url: o.url, keyPrefix: prefix });
+  const bus = new EventBus({
+    transports: { redis: transport },
+    logger: createLogger({ level: "warn" }),
+  });
+  await bus.add(
+    handler(Job).options({ group: "bench", concurrency }).handle(async (msg) => {
+      pacer.handle(msg.payload.items);
+      await Promise.resolve();
+    }),
+  );
+  await bus.start();
+  const publish = getPublisher(Job, { bus });
+  try {
+    return await pacer.publishAll((i) => publish(payloadOf(i)));
+  } finally {
+    await bus.stop();
+    await dropKeys(o.url, `${prefix}*`);
+  }
+};
+
+const runBull: Run = async (n, concurrency, o) => {
+  const { Queue, Worker } = await import("bullmq");
+  const u = new URL(o.url);
+  const connection = {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    maxRetriesPerRequest: null,
+  };
+  const prefix = fresh();
+  const pacer = new Pacer(n, o.window);
+  const queue = new Queue("bench", { connection, prefix });
+  const worker = new Worker("bench", async (job) => {
+    if (!validate(job.data).ok) throw new Error("invalid job");
+    pacer.handle((job.data as { items: number }).items);
+    await Promise.resolve();
+  }, { connection, prefix, concurrency });
+  await worker.waitUntilReady();
+  try {
+    return await pacer.publishAll((i) => {
+      const data = payloadOf(i);
+      if (!validate(data).ok) throw new Error("invalid job");
+      return queue.add("job", data, { removeOnComplete: true });
+    });
+  } finally {
+    await worker.close();
+    await queue.close();
+    await dropKeys(o.url, `${prefix}:*`);
+  }
+};
+
+const runRaw: Run = async (n, _concurrency, o) => {
+  const redis = await openRedis("bench", { url: o.url });
+  const main = redis.main;
+  const reader = await redis.dedicated();
+  const stream = fresh();
+  await main.sendCommand(["XGROUP", "CREATE", stream, "g", "$", "MKSTREAM"]);
+  const pacer = new Pacer(n, o.window);
+  let stop = false;
+  const loop = (async () => {
+    while (!stop) {
+      const reply = await reader.sendCommand([
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "COUNT",
+        "128",
+        "BLOCK",
+        "200",
+        "STREAMS",
+        stream,
+        ">",
+      ]) as [string, [string, string[]][]][] | null; // deno-fmt-ignore
+      if (!reply) continue;
+      const ids: string[] = [];
+      for (const [id, fields] of reply[0][1]) {
+        const data = JSON.parse(fields[1]);
+        if (!validate(data).ok) throw new Error("invalid job");
+        pacer.handle(data.items);
+        ids.push(id);
+      }
+      void main.sendCommand(["XACK", stream, "g", ...ids]);
+    }
+  })();
+  try {
+    return await pacer.publishAll((i) => {
+      const data = payloadOf(i);
+      if (!validate(data).ok) throw new Error("invalid job");
+      return main.sendCommand(["XADD", stream, "*", "e", JSON.stringify(data)]);
+    });
+  } finally {
+    stop = true;
+    await loop;
+    await main.sendCommand(["UNLINK", stream]);
+    await redis.close();
+  }
+};
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (x: number) => Math.round(x).toLocaleString("en");
+
+/**
+ * Runs the rounds and prints the table (progress to stderr, table to stdout).
+ *
+ * @param o Sizes, rounds and systems.
+ */
+export async function runRedisBench(o: RedisBenchOptions): Promise<void> {
+  try {
+    await (await openRedis("bench", { url: o.url })).close();
+  } catch (err) {
+    console.error(`redis skipped: ${err instanceof Error ? err.message : err}`);
+    return;
+  }
+  const systems: [string, Run][] = [["fw-redis", runFw], ["bullmq", runBull], [
+    "raw-redis",
+    runRaw,
+  ]];
+  const chosen = systems.filter(([name]) => !o.only || o.only.has(name) || o.only.has("redis"));
+  const results = new Map<string, Result[]>();
+  const ratios = new Map<number, string[]>();
+  for (let round = 1; round <= o.rounds; round++) {
+    for (const c of o.concurrencies) {
+      const order = round % 2 ? chosen : [...chosen].reverse();
+      const rates = new Map<string, number>();
+      for (const [name, run] of order) {
+        const r = await run(o.messages, c, o);
+        const key = `${name}@${c}`;
+        results.set(key, [...(results.get(key) ?? []), r]);
+        rates.set(name, r.rate);
+        console.error(
+          `round ${round} ${key.padEnd(14)} ${fmt(r.rate)} jobs/s  p50 ${
+            r.p50.toFixed(1)
+          } ms  p99 ${r.p99.toFixed(1)} ms`,
+        );
+      }
+      const fw = rates.get("fw-redis"), bull = rates.get("bullmq");
+      if (fw && bull) ratios.set(c, [...(ratios.get(c) ?? []), (fw / bull).toFixed(2)]);
+    }
+  }
+  console.log(
+    `\nRedis (${o.messages.toLocaleString("en")} jobs, ${o.rounds} rounds, medians)` +
+      "\nsystem      concurrency     jobs/s   p50 ms   p99 ms   fw/BullMQ per round",
+  );
+  for (const c of o.concurrencies) {
+    for (const [name] of chosen) {
+      const rs = results.get(`${name}@${c}`) ?? [];
+      if (rs.length === 0) continue;
+      const line = `${name.padEnd(11)} ${String(c).padStart(11)} ${
+        fmt(median(rs.map((r) => r.rate))).padStart(10)
+      } ${median(rs.map((r) => r.p50)).toFixed(1).padStart(8)} ${
+        median(rs.map((r) => r.p99)).toFixed(1).padStart(8)
+      }`;
+      console.log(name === "fw-redis" ? `${line}   ${(ratios.get(c) ?? []).join(" ")}` : line);
+    }
+  }
+}
