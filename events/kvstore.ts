@@ -16,3 +16,5 @@
  */
 
 export type { RedisClient, RedisPubSubListener, RedisSource } from "./_redis.ts";
+export { KvPubSub, kvPubSub, type KvPubSubOptions } from "./realtime/kv_pubsub.ts";
+export { KvStream, kvStream, type KvStreamOptions } from "./realtime/kv_stream.ts";
