@@ -25,3 +25,5 @@ export {
   RedisDeadLetters,
   type RedisDeadLettersOptions,
 } from "./transports/redis_streams/dead_letters.ts";
+export { KvPubSub, kvPubSub, type KvPubSubOptions } from "./realtime/kv_pubsub.ts";
+export { KvStream, kvStream, type KvStreamOptions } from "./realtime/kv_stream.ts";

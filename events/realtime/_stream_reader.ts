@@ -1,0 +1,229 @@
+/**
+ * The one blocking reader of a `kvStream` broker: a dedicated Redis connection running
+ * `XREAD BLOCK` over every subscribed topic's stream at once, fanning each entry out to the local
+ * subscriptions of its topic.
+ *
+ * - Each topic has a cursor, the last id read; the next `XREAD` asks for what comes after it, so a
+ *   lost connection resumes where it stopped and replays what was published meanwhile.
+ * - A change of topics interrupts the blocked read with `CLIENT UNBLOCK` from the main connection.
+ * - Missed entries: a publisher trims to `maxLen` and the stream always keeps at least `maxLen`
+ *   entries, so a read that returns fewer than `maxLen` entries after the cursor missed nothing.
+ *   A read that returns more is checked against the stream's first entry; if the cursor is older,
+ *   the subscribers get `onGap` (`"disconnected"` after a lost connection, else `"trimmed"`).
+ *
+ * @module
+ */
+
+import type { Logger } from "@fw/runtime";
+import type { RedisClient, RedisConnections } from "../_redis.ts";
+import type { RealtimeGap, RealtimeMessage } from "./realtime.ts";
+import type { KvSubscription } from "./_kv_subscriber.ts";
+import { compareStreamIds, formatStreamId, type StreamId, streamId } from "./_kv_common.ts";
+import { readStreamInfo } from "./_stream_info.ts";
+
+/** One topic the reader follows. */
+export interface ReaderTopic {
+  readonly topic: string;
+  readonly key: string;
+  /** The last id read (`undefined` until the first subscription has looked at the stream). */
+  cursor: StreamId | undefined;
+  readonly subscriptions: Set<KvSubscription>;
+  /** A connection loss happened since the last read that covered this topic. */
+  interrupted: boolean;
+}
+
+/** Settings of a {@linkcode StreamReader}. */
+export interface StreamReaderOptions {
+  /** Entries per topic per read. */
+  readonly count: number;
+  /** How long one `XREAD` blocks, in ms. */
+  readonly blockMs: number;
+  /** The broker's `maxLen`: reads of fewer entries cannot have missed any. */
+  readonly maxLen: number;
+  /** The reader connection's `CLIENT SETNAME`. */
+  readonly name: string;
+  readonly logger?: Logger;
+}
+
+type Entry = [id: string, fields: string[]];
+
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Reads every subscribed stream on one connection; created on the first subscription. */
+export class StreamReader {
+  readonly topics: Map<string, ReaderTopic> = new Map();
+  #client: RedisClient | undefined;
+  #clientId: string | undefined;
+  #loop: Promise<void> | undefined;
+  #closed = false;
+  /** Bumped on every change of the followed topics. */
+  #version = 0;
+  /** The version of the topic list the pending read was built from. */
+  #readVersion = -1;
+  #blocked = false;
+  #kicking = false;
+  #idle: (() => void) | undefined;
+
+  constructor(readonly redis: RedisConnections, readonly options: StreamReaderOptions) {}
+
+  /** The topic entry for `key`, created (without a cursor) when missing. */
+  topic(topic: string, key: string): ReaderTopic {
+    let state = this.topics.get(key);
+    if (!state) {
+      state = { topic, key, cursor: undefined, subscriptions: new Set(), interrupted: false };
+      this.topics.set(key, state);
+    }
+    return state;
+  }
+
+  /** Starts following `state` from `cursor` (when it has no cursor yet). */
+  follow(state: ReaderTopic, cursor: StreamId): void {
+    if (state.cursor || this.topics.get(state.key) !== state) return;
+    state.cursor = cursor;
+    this.#changed();
+  }
+
+  /** Removes a subscription; a topic with none left is no longer read. */
+  leave(state: ReaderTopic, subscription: KvSubscription): void {
+    state.subscriptions.delete(subscription);
+    if (state.subscriptions.size === 0 && this.topics.get(state.key) === state) {
+      this.topics.delete(state.key);
+      this.#version++; // picked up at the next read; no need to interrupt this one
+    }
+  }
+
+  #changed(): void {
+    this.#version++;
+    if (this.#closed) return;
+    this.#loop ??= this.#run();
+    if (this.#idle) {
+      this.#idle();
+      this.#idle = undefined;
+    } else void this.#kick();
+  }
+
+  /** Interrupts a blocked read built from an older topic list (retrying until it lands). */
+  async #kick(): Promise<void> {
+    if (this.#kicking) return;
+    this.#kicking = true;
+    try {
+      for (let i = 0; i < 400; i++) {
+        if (!this.#blocked || this.#readVersion >= this.#version) return;
+        const id = this.#clientId;
+        if (id !== undefined) {
+          const unblocked = await this.redis.main.sendCommand(["CLIENT", "UNBLOCK", id])
+            .catch(() => 0);
+          if (unblocked === 1) return;
+        }
+        await delay(5); // the read has not reached Redis yet, or the connection is coming back
+      }
+    } finally {
+      this.#kicking = false;
+    }
+  }
+
+  async #connect(): Promise<RedisClient> {
+    this.#client ??= await this.redis.dedicated();
+    if (this.#clientId === undefined) {
+      await this.#client.sendCommand(["CLIENT", "SETNAME", this.options.name]);
+      this.#clientId = String(await this.#client.sendCommand(["CLIENT", "ID"]));
+    }
+    return this.#client;
+  }
+
+  async #run(): Promise<void> {
+    let failures = 0;
+    while (!this.#closed) {
+      const active = [...this.topics.values()].filter((t) => t.cursor);
+      this.#readVersion = this.#version;
+      if (!active.length) {
+        await new Promise<void>((resolve) => this.#idle = resolve);
+        continue;
+      }
+      let reply: unknown;
+      try {
+        const client = await this.#connect();
+        if (this.#closed) break;
+        this.#blocked = true;
+        reply = await client.sendCommand([
+          "XREAD",
+          "COUNT",
+          String(this.options.count),
+          "BLOCK",
+          String(this.options.blockMs),
+          "STREAMS",
+          ...active.map((t) => t.key),
+          ...active.map((t) => formatStreamId(t.cursor!)),
+        ]);
+        failures = 0;
+      } catch (error) {
+        if (this.#closed) break;
+        this.#clientId = undefined; // a new connection has a new id (and no name)
+        for (const t of this.topics.values()) t.interrupted = true;
+        if (failures++ === 0) {
+          this.options.logger?.warn("kvStream reader lost its Redis connection", { error });
+        }
+        await delay(Math.min(50 * 2 ** failures, 2_000));
+        continue;
+      } finally {
+        this.#blocked = false;
+      }
+      await this.#fanOut(active, reply as [string, Entry[]][] | null);
+    }
+  }
+
+  async #fanOut(read: ReaderTopic[], reply: [string, Entry[]][] | null): Promise<void> {
+    for (const [key, entries] of reply ?? []) {
+      const state = this.topics.get(key);
+      if (!state || !state.cursor || !entries.length) continue;
+      if (entries.length >= Math.min(this.options.maxLen, this.options.count)) {
+        await this.#checkWindow(state);
+      }
+      for (const [id, fields] of entries) {
+        const order = streamId(id);
+        state.cursor = order;
+        const message = toMessage(state.topic, id, fields, this.options.logger);
+        if (!message) continue;
+        for (const subscription of state.subscriptions) subscription.offer(message, order);
+      }
+    }
+    for (const state of read) state.interrupted = false;
+  }
+
+  /** After a long read: reports a gap when the cursor is older than the stream's first entry. */
+  async #checkWindow(state: ReaderTopic): Promise<void> {
+    const info = await readStreamInfo(this.redis.main, state.key).catch(() => undefined);
+    if (!info?.first || !info.trimmed || compareStreamIds(state.cursor!, info.first) >= 0) return;
+    const reason: RealtimeGap["reason"] = state.interrupted ? "disconnected" : "trimmed";
+    for (const subscription of state.subscriptions) subscription.gap(reason);
+  }
+
+  /** Stops reading; resolves once the loop has ended. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#version++;
+    this.#idle?.();
+    await this.#kick();
+    await this.#loop;
+  }
+}
+
+/**
+ * A realtime message from a stream entry (field `p` holds the JSON payload); `undefined`, logged,
+ * for an entry fw did not write.
+ */
+export function toMessage(
+  topic: string,
+  id: string,
+  fields: string[],
+  logger: Logger | undefined,
+): RealtimeMessage | undefined {
+  const at = fields.indexOf("p");
+  try {
+    if (at % 2 !== 0) throw new Error('no field "p"');
+    return Object.freeze({ id, topic, payload: JSON.parse(fields[at + 1]) });
+  } catch (error) {
+    logger?.warn("kvStream skipped a stream entry it cannot read", { topic, id, error });
+    return undefined;
+  }
+}
