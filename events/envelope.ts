@@ -46,14 +46,20 @@ export function newTraceId(): string {
     crypto.getRandomValues(pool);
     poolAt = 0;
   }
-  let out = "";
-  for (let i = poolAt, end = poolAt + 16; i < end; i++) out += HEX[pool[i]];
+  const codes = traceCodes;
+  for (let i = 0; i < 16; i++) {
+    const byte = pool[poolAt + i];
+    codes[2 * i] = HEX_CODES[2 * byte];
+    codes[2 * i + 1] = HEX_CODES[2 * byte + 1];
+  }
   poolAt += 16;
-  return out;
+  // One flat string: a chain of `+=` would leave a tree of partial strings that the async
+  // context of every handler keeps alive past young-generation collections.
+  return String.fromCharCode.apply(null, codes);
 }
 
 /**
- * A new random message id (a version 4 UUID), drawn from a pooled random buffer.
+ * A new random message id (a version 4 UUID from `crypto.randomUUID()`).
  *
  * @returns A lowercase UUID.
  *
@@ -65,27 +71,21 @@ export function newTraceId(): string {
  * ```
  */
 export function newMessageId(): string {
-  if (poolAt + 16 > POOL_SIZE) {
-    crypto.getRandomValues(pool);
-    poolAt = 0;
-  }
-  const b = poolAt;
-  poolAt += 16;
-  const p = pool;
-  return HEX[p[b]] + HEX[p[b + 1]] + HEX[p[b + 2]] + HEX[p[b + 3]] + "-" + HEX[p[b + 4]] +
-    HEX[p[b + 5]] + "-" + HEX[(p[b + 6] & 0x0f) | 0x40] + HEX[p[b + 7]] + "-" +
-    HEX[(p[b + 8] & 0x3f) | 0x80] + HEX[p[b + 9]] + "-" + HEX[p[b + 10]] + HEX[p[b + 11]] +
-    HEX[p[b + 12]] + HEX[p[b + 13]] + HEX[p[b + 14]] + HEX[p[b + 15]];
+  return crypto.randomUUID();
 }
 
 // Random bytes are drawn 4 KiB at a time: a trace id per publish is on the hot path.
 const POOL_SIZE = 4096;
 const pool = new Uint8Array(POOL_SIZE);
 let poolAt = POOL_SIZE;
-const HEX: readonly string[] = Array.from(
-  { length: 256 },
-  (_, i) => i.toString(16).padStart(2, "0"),
-);
+/** The two character codes of each byte's lowercase hex form. */
+const HEX_CODES = new Uint8Array(512);
+for (let i = 0; i < 256; i++) {
+  const hex = i.toString(16).padStart(2, "0");
+  HEX_CODES[2 * i] = hex.charCodeAt(0);
+  HEX_CODES[2 * i + 1] = hex.charCodeAt(1);
+}
+const traceCodes: number[] = new Array(32).fill(0);
 
 function isStringMap(value: unknown): value is Record<string, string> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;

@@ -66,6 +66,16 @@ export interface StoredDeadLetter extends DeadLetter {
   readonly transport: string;
 }
 
+/** A transport that may also take an envelope synchronously (throwing what publish rejects). */
+type MaybeSyncTransport = Transport & { publishNow?: (envelope: Envelope) => void };
+
+/** Where the envelopes of one topic go. */
+interface PublishRoute {
+  readonly channel: string | undefined;
+  readonly transport: MaybeSyncTransport;
+  readonly counters: { ok: Counter; error: Counter };
+}
+
 let instances = 0;
 
 /** Routes publishes and runs consumers over a set of transports. */
@@ -83,6 +93,7 @@ export class EventBus {
   readonly #registrations: Registration[] = [];
   readonly #consumers: Consumer[] = [];
   readonly #publishCounters = new Map<string, { ok: Counter; error: Counter }>();
+  readonly #routes = new Map<string, PublishRoute>();
   readonly #id = `${Date.now().toString(36)}-${(++instances).toString(36)}`;
   #started = false;
 
@@ -155,19 +166,41 @@ export class EventBus {
   }
 
   /**
-   * Sends an envelope and resolves to the publish receipt (one promise on the hot path).
+   * Sends an envelope and resolves to the publish receipt (one promise on the hot path). A
+   * transport that can take an envelope synchronously (the memory broker's `publishNow`) is
+   * called without a promise of its own.
    *
    * @param envelope The envelope.
    * @returns Message id and trace id.
    */
   publishEnvelope(envelope: Envelope): Promise<PublishReceipt> {
-    const counters = this.publishCounters(envelope.topic);
-    return this.#transports[this.#router.select(envelope.topic, envelope.channel)]
-      .publish(envelope)
-      .then(() => {
-        counters.ok.add(1);
-        return { messageId: envelope.id, traceId: envelope.traceId };
-      });
+    let route = this.#routes.get(envelope.topic);
+    if (route === undefined || route.channel !== envelope.channel) route = this.#route(envelope);
+    const { transport, counters } = route;
+    if (transport.publishNow !== undefined) {
+      try {
+        transport.publishNow(envelope);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      counters.ok.add(1);
+      return Promise.resolve({ messageId: envelope.id, traceId: envelope.traceId });
+    }
+    return transport.publish(envelope).then(() => {
+      counters.ok.add(1);
+      return { messageId: envelope.id, traceId: envelope.traceId };
+    });
+  }
+
+  /** Resolves and remembers the transport and counters of a topic (and channel). */
+  #route(envelope: Envelope): PublishRoute {
+    const route: PublishRoute = {
+      channel: envelope.channel,
+      transport: this.#transports[this.#router.select(envelope.topic, envelope.channel)],
+      counters: this.publishCounters(envelope.topic),
+    };
+    this.#routes.set(envelope.topic, route);
+    return route;
   }
 
   /**

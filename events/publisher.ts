@@ -61,6 +61,8 @@ export function activateBus(bus: EventBus): () => void {
   };
 }
 
+const NO_OPTIONS: PublishOptions = Object.freeze({});
+
 const AUTH_CLAIMS = ["sub", "email", "azp", "client_id"] as const;
 
 function attributesOf(topicName: string, given: unknown): Record<string, string> {
@@ -124,7 +126,7 @@ export function getPublisher<S extends SchemaLike>(
     throw new TypeError("Invalid getPublisher() argument: expected a topic made with topic()");
   }
   const name = t.name;
-  return (payload, opts = {}) => {
+  return (payload, opts = NO_OPTIONS) => {
     const bus = options.bus ?? active[active.length - 1];
     const checked = t.validate(payload);
     if (!checked.ok) {

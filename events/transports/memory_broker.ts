@@ -167,21 +167,34 @@ export class MemoryBroker implements Transport {
    * @throws {QueueFullError} When a group's instances all refused (queue full, overflow `throw`).
    */
   publish(envelope: Envelope): Promise<void> {
-    if (this.#closed) {
-      return Promise.reject(
-        new Error(`Cannot publish to topic "${envelope.topic}": the broker is closed`),
-      );
+    try {
+      this.publishNow(envelope);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    if (envelope.dedupeKey !== undefined && this.#seen(envelope)) return Promise.resolve();
+    return Promise.resolve();
+  }
+
+  /**
+   * {@linkcode MemoryBroker.publish} without the promise: delivers to every group of the topic
+   * before it returns (the event bus calls it on its hot path).
+   *
+   * @param envelope The envelope.
+   * @throws {QueueFullError} When a group's instances all refused (queue full, overflow `throw`).
+   * @throws {Error} When the broker is closed.
+   */
+  publishNow(envelope: Envelope): void {
+    if (this.#closed) {
+      throw new Error(`Cannot publish to topic "${envelope.topic}": the broker is closed`);
+    }
+    if (envelope.dedupeKey !== undefined && this.#seen(envelope)) return;
     const groups = this.#topics.get(envelope.topic);
-    if (!groups) return Promise.resolve();
+    if (!groups) return;
     let refused: string[] | undefined;
     for (const group of groups.values()) {
       if (this.#toGroup(group, envelope, 1) === "rejected") (refused ??= []).push(group.name);
     }
-    return refused
-      ? Promise.reject(new QueueFullError(envelope.topic, refused))
-      : Promise.resolve();
+    if (refused) throw new QueueFullError(envelope.topic, refused);
   }
 
   #seen(envelope: Envelope): boolean {
