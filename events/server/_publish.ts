@@ -76,17 +76,14 @@ export async function publish(
     ? { id: (body as { id: string }).id.slice(0, 128) }
     : {};
   if (issues.length > 0) {
-    const errors = issues.map((i) => ({
-      field: `body.${i.field}`.replace(/\.value$/, ""),
-      message: i.message,
-    }));
+    const errors = issues.map((i) => {
+      const field = i.field === "value" ? "body" : `body.${i.field}`;
+      return { field, message: `${field} ${i.message}` };
+    });
     return httpError(
       "invalid_request",
-      `Invalid publish request: ${errors.map((e) => `${e.field} ${e.message}`).join("; ")}`,
-      {
-        ...named,
-        errors,
-      },
+      `Invalid publish request: ${errors.map((e) => e.message).join("; ")}`,
+      { ...named, errors },
     );
   }
   const request = body as PublishRequest;
@@ -121,7 +118,7 @@ export async function publish(
     return httpError(
       "invalid_payload",
       `Invalid payload for topic "${topic.name}": ${
-        checked.errors.map((e) => `${e.field} ${e.message}`).join("; ")
+        checked.errors.map((e) => e.message).join("; ")
       }`,
       { ...named, errors: checked.errors },
     );
