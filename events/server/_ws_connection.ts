@@ -36,7 +36,7 @@ interface SubState {
   closed: boolean;
 }
 
-const OPEN = 1;
+const RESOLVED = Promise.resolve();
 const encoder = new TextEncoder();
 
 function utf8Bytes(text: string, limit: number): number {
@@ -49,13 +49,14 @@ export class WsConnection implements LiveClient {
   readonly #core: ServerCore;
   readonly #socket: WebSocket;
   readonly #subs = new Map<string, SubState>();
-  readonly #done: Promise<void>;
-  #resolveDone!: () => void;
+  #done: Promise<void> | undefined;
+  #resolveDone: (() => void) | undefined;
   #user: AuthUser | undefined;
   #hello = false;
-  #chain: Promise<void> = Promise.resolve();
+  #chain: Promise<void> = RESOLVED;
   #lastSeen: number;
   #closed = false;
+  #released: Promise<void> = RESOLVED;
 
   /**
    * Takes over a socket from `Deno.upgradeWebSocket`.
@@ -70,23 +71,32 @@ export class WsConnection implements LiveClient {
     this.#user = user;
     this.id = core.connectionId();
     this.#lastSeen = core.clock.now();
-    this.#done = new Promise((resolve) => this.#resolveDone = resolve);
-    socket.onmessage = (event) => this.#receive(event.data);
-    socket.onclose = () => this.#ended();
-    socket.onerror = () => {};
+    // The connection itself is the listener: no closures per connection.
+    socket.addEventListener("message", this);
+    socket.addEventListener("close", this);
     core.live.add(this);
+  }
+
+  /** Socket events (the connection is its own `EventListener` object). */
+  handleEvent(event: Event): void {
+    if (event.type === "message") this.#receive((event as MessageEvent).data);
+    else if (event.type === "close") this.#ended();
   }
 
   /** Sends one frame's text; closes a slow consumer whose queue would overflow. */
   #send(text: string): void {
+    if (this.#closed) return;
     const socket = this.#socket;
-    if (this.#closed || socket.readyState !== OPEN) return;
     const buffered = socket.bufferedAmount;
     if (buffered > 0 && buffered + text.length > this.#core.limits.maxBufferedBytes) {
       this.#close(EVENTS_CLOSE_CODES.slowConsumer, "slow consumer: send queue full");
       return;
     }
-    socket.send(text);
+    try {
+      socket.send(text);
+    } catch {
+      // Closing: the close event ends the connection.
+    }
   }
 
   #error(code: WsErrorCode, message: string, sub?: string, frame?: string): void {
@@ -298,6 +308,9 @@ export class WsConnection implements LiveClient {
 
   /** Closes with 1001 and waits until released. */
   shutdown(): Promise<void> {
+    this.#done ??= this.#closed
+      ? this.#released
+      : new Promise((resolve) => this.#resolveDone = resolve);
     this.#close(EVENTS_CLOSE_CODES.goingAway, "server stopping");
     return this.#done;
   }
@@ -319,6 +332,8 @@ export class WsConnection implements LiveClient {
     const subs = [...this.#subs.values()];
     this.#subs.clear();
     for (const s of subs) s.closed = true;
-    Promise.allSettled(subs.map((s) => s.subscription?.close())).then(() => this.#resolveDone());
+    this.#released = Promise.allSettled(subs.map((s) => s.subscription?.close())).then(() => {
+      this.#resolveDone?.();
+    });
   }
 }

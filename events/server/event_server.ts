@@ -20,6 +20,7 @@ import {
   type AuthUser,
   type Clock,
   type Plugin,
+  runInNewContext,
   toJsonSchema,
   tryContext,
 } from "@fw/runtime";
@@ -35,6 +36,9 @@ import { serveSse } from "./_sse.ts";
 import { WsConnection } from "./_ws_connection.ts";
 
 export type { AccessRule, TopicAction };
+
+/** The (empty) async context WebSocket connections run in. */
+const CONNECTION_CONTEXT: Record<string, unknown> = Object.freeze({});
 
 /** Options of {@linkcode eventServer}. */
 export interface EventServerOptions {
@@ -278,7 +282,10 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
             return httpError("unavailable", "The server is stopping", { retryAfterMs: 1000 });
           }
           const { socket, response } = Deno.upgradeWebSocket(req, { idleTimeout: 0 });
-          new WsConnection(core!, socket, userOf());
+          // Outside the request's context: the socket's listeners would otherwise keep the
+          // request (and its context) alive for the connection's lifetime.
+          const user = userOf();
+          runInNewContext(CONNECTION_CONTEXT, () => new WsConnection(core!, socket, user));
           return response;
         },
       });
