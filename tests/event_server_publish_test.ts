@@ -17,7 +17,7 @@ import {
 } from "@fw/events";
 import { validateProtocolValue } from "@fw/events/protocol";
 import { eventServer, type EventServerOptions } from "@fw/events/server";
-import { createLogger, ManualClock } from "@fw/runtime";
+import { createLogger, ManualClock, MemorySink } from "@fw/runtime";
 import { signJwt } from "../application/testdata/jwt.ts";
 
 const Orders = topic("orders.created", { n: Int, note: Optional(String) }, {
@@ -224,12 +224,15 @@ Deno.test("eventServer() publish: a failed realtime publish is ambiguous (500) a
     subscribe: realtime.subscribe.bind(realtime),
     close: () => realtime.close(),
   };
-  const app = makeApp({ realtime: flaky as typeof realtime });
+  const sink = new MemorySink();
+  const app = application({ logger: createLogger({ level: "error", sink }) })
+    .use(eventServer({ topics: [Orders], realtime: flaky as typeof realtime }));
   const body = post({ id: "f-1", topic: "orders.created", payload: { n: 1 } });
   try {
     const first = await app.request("/events/publish", body);
     assert.equal(first.status, 500);
     assert.equal((await first.json()).outcome, "ambiguous");
+    assert.deepEqual(sink.records.map((r) => r.message), ["eventServer(): publish failed"]);
     fail = false;
     const retry = await app.request(
       "/events/publish",
@@ -288,6 +291,9 @@ Deno.test("eventServer() discovery document matches its schema and lists profile
     const ws = await app.request("/rt/ws");
     assert.equal(ws.status, 400);
     assert.equal((await ws.json()).code, "invalid_request");
+    const broken = await app.request("/rt/ws", { headers: { upgrade: "websocket" } });
+    assert.equal(broken.status, 400);
+    assert.match((await broken.json()).message, /^Invalid WebSocket upgrade: /);
   } finally {
     await app.stop();
   }

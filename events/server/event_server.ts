@@ -281,7 +281,16 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
           if (core!.stopping) {
             return httpError("unavailable", "The server is stopping", { retryAfterMs: 1000 });
           }
-          const { socket, response } = Deno.upgradeWebSocket(req, { idleTimeout: 0 });
+          let upgraded: { socket: WebSocket; response: Response };
+          try {
+            upgraded = Deno.upgradeWebSocket(req, { idleTimeout: 0 });
+          } catch (error) {
+            return httpError(
+              "invalid_request",
+              `Invalid WebSocket upgrade: ${(error as Error).message}`,
+            );
+          }
+          const { socket, response } = upgraded;
           // Outside the request's context: the socket's listeners would otherwise keep the
           // request (and its context) alive for the connection's lifetime.
           const user = userOf();
