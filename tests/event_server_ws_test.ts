@@ -396,3 +396,69 @@ Deno.test("eventServer() SSE: ?from= resumes a first connection, events carry th
     await app.stop();
   }
 });
+
+Deno.test("eventServer() WebSocket: a gap reported by the broker mid-subscription becomes a gap frame; maxSubscriptions is enforced", async () => {
+  const inner = memoryRealtime();
+  const gaps:
+    ((gap: { topic: string; after: string; reason: "trimmed" | "disconnected" }) => void)[] = [];
+  const realtime: RealtimeBroker = {
+    name: "gappy",
+    capabilities: inner.capabilities,
+    publish: (t, p) => inner.publish(t, p),
+    subscribe: (t, cb, o) => {
+      if (o?.onGap) gaps.push(o.onGap);
+      return inner.subscribe(t, cb, o);
+    },
+    close: () => inner.close(),
+  };
+  const { app, ws: url } = await start({ maxSubscriptions: 2 }, realtime);
+  try {
+    const ws = await WsSession.open(url, T);
+    await hello(ws);
+    await subscribe(ws, "a", Orders.name);
+    await subscribe(ws, "b", Quotes.name);
+    ws.send(JSON.stringify({ type: "subscribe", sub: "c", topic: Orders.name }));
+    assert.equal((await frame(ws, "error")).code, "too_many_subscriptions");
+    gaps[0]({ topic: Orders.name, after: "1-7", reason: "disconnected" });
+    assert.deepEqual(await frame(ws, "gap"), {
+      type: "gap",
+      sub: "a",
+      topic: Orders.name,
+      after: "1-7",
+      reason: "disconnected",
+    });
+    ws.send(JSON.stringify({ type: "unsubscribe", sub: "b" }));
+    await frame(ws, "unsubscribed");
+    await subscribe(ws, "c", Orders.name);
+    await ws.close();
+  } finally {
+    await app.stop();
+    await inner.close();
+  }
+});
+
+Deno.test("eventServer() SSE: a client that stops reading gets a slow_consumer error event and the stream ends", async () => {
+  const realtime = memoryRealtime({ maxLen: 4 });
+  const { app, server, base } = await start({ maxBufferedBytes: 64 * 1024 }, realtime);
+  try {
+    const res = await fetch(`${base}/events/sse/${Big.name}`, {
+      headers: { accept: "text/event-stream" },
+    });
+    const reader = new SseReader(res.body!);
+    assert.equal((await reader.next())?.event, "subscribed");
+    const text = "x".repeat(256 * 1024);
+    let sent = 0;
+    while (server.connections > 0 && sent < 2000) {
+      await publish(base, Big.name, { text });
+      sent++;
+    }
+    assert.equal(server.connections, 0, `still streaming after ${sent} messages`);
+    let last: { event: string; data: string } | undefined;
+    for (let e = await reader.next(); e; e = await reader.next()) last = e;
+    assert.equal(last?.event, "error");
+    assert.equal(JSON.parse(last!.data).code, "slow_consumer");
+  } finally {
+    await app.stop();
+    await realtime.close();
+  }
+});
