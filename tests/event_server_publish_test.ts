@@ -315,3 +315,41 @@ Deno.test("eventServer() refuses invalid options at once, naming them", () => {
     /"access": expected a function/,
   );
 });
+
+Deno.test("eventServer() CORS: corsOrigins allows browser pages of those origins to publish; discovery is readable from anywhere", async () => {
+  const app = makeApp({ corsOrigins: ["https://app.test"] });
+  try {
+    const pre = await app.request("/events/publish", {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://app.test",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type, traceparent",
+      },
+    });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get("access-control-allow-origin"), "https://app.test");
+    assert.equal(pre.headers.get("access-control-allow-methods"), "POST");
+    assert.match(pre.headers.get("access-control-allow-headers")!, /traceparent/);
+    const body = { id: "c-1", topic: "orders.created", payload: { n: 1 } };
+    const ok = await app.request("/events/publish", post(body, { origin: "https://app.test" }));
+    assert.equal(ok.headers.get("access-control-allow-origin"), "https://app.test");
+    const other = await app.request("/events/publish", post(body, { origin: "https://evil.test" }));
+    assert.equal(other.headers.get("access-control-allow-origin"), null);
+    const otherPre = await app.request("/events/publish", {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.test", "access-control-request-method": "POST" },
+    });
+    assert.equal(otherPre.headers.get("access-control-allow-origin"), null);
+    const discovery = await app.request("/.well-known/fw/events", {
+      headers: { origin: "https://anywhere.test" },
+    });
+    assert.equal(discovery.headers.get("access-control-allow-origin"), "*");
+    assert.throws(
+      () => eventServer({ topics: [Orders], corsOrigins: ["app.test"] }),
+      /"corsOrigins"/,
+    );
+  } finally {
+    await app.stop();
+  }
+});

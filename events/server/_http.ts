@@ -55,3 +55,49 @@ export function httpError(
   }
   return json(status, body, headers);
 }
+
+/** Cross-origin settings: the allowed origins, or `*`. */
+export type CorsOrigins = "*" | ReadonlySet<string>;
+
+/**
+ * Adds `Access-Control-Allow-Origin` (and `Vary: Origin`) to a response when the request comes
+ * from an allowed origin.
+ *
+ * @param res The response.
+ * @param req The request.
+ * @param origins The allowed origins (none: unchanged).
+ * @returns The response.
+ */
+export function withCors(res: Response, req: Request, origins: CorsOrigins | undefined): Response {
+  const origin = req.headers.get("origin");
+  if (origins === undefined || origin === null) return res;
+  if (origins !== "*" && !origins.has(origin)) return res;
+  try {
+    res.headers.set("access-control-allow-origin", origins === "*" ? "*" : origin);
+    if (origins !== "*") res.headers.append("vary", "Origin");
+  } catch {
+    // immutable headers (a WebSocket upgrade): nothing to add
+  }
+  return res;
+}
+
+/**
+ * The answer to a CORS preflight of the publish endpoint.
+ *
+ * @param req The `OPTIONS` request.
+ * @param origins The allowed origins.
+ * @returns 204 with the CORS headers, or 204 with only `Allow` for a disallowed origin.
+ */
+export function preflight(req: Request, origins: CorsOrigins | undefined): Response {
+  const res = new Response(null, { status: 204, headers: { allow: "OPTIONS, POST" } });
+  const allowed = withCors(res, req, origins);
+  if (allowed.headers.has("access-control-allow-origin")) {
+    allowed.headers.set("access-control-allow-methods", "POST");
+    allowed.headers.set(
+      "access-control-allow-headers",
+      "authorization, content-type, traceparent, tracestate",
+    );
+    allowed.headers.set("access-control-max-age", "600");
+  }
+  return allowed;
+}

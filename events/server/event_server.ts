@@ -29,7 +29,7 @@ import { memoryRealtime } from "../realtime/memory_realtime.ts";
 import type { RealtimeBroker } from "../realtime/realtime.ts";
 import { isTopic, type Topic } from "../topic.ts";
 import { type AccessRule, ServerCore, type TopicAction } from "./_core.ts";
-import { httpError } from "./_http.ts";
+import { type CorsOrigins, httpError, preflight, withCors } from "./_http.ts";
 import { IdempotencyWindow } from "./_idempotency.ts";
 import { publish } from "./_publish.ts";
 import { serveSse } from "./_sse.ts";
@@ -81,6 +81,12 @@ export interface EventServerOptions {
    * (default true), so server-side handlers see client publishes with their trace id.
    */
   forwardToHandlers?: boolean;
+  /**
+   * Origins whose browser pages may publish and open SSE streams (`Access-Control-Allow-Origin`,
+   * and the preflight of `POST /events/publish`), or `"*"`. Default: none (same origin only).
+   * The discovery document is readable from any origin, and WebSockets need no CORS.
+   */
+  corsOrigins?: "*" | readonly string[];
   /** List the topics and their payload schemas in the discovery document (default true). */
   listTopics?: boolean;
   /** Clock for heartbeats and the idempotency window (default the application's). */
@@ -184,6 +190,19 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
     idempotencyWindowMs: limit(options.idempotencyWindowMs, "idempotencyWindowMs", 600_000, 0),
     maxIdempotencyKeys: limit(options.maxIdempotencyKeys, "maxIdempotencyKeys", 100_000),
   };
+  const given = options.corsOrigins;
+  if (
+    given !== undefined && given !== "*" &&
+    !(Array.isArray(given) &&
+      given.every((o) => typeof o === "string" && /^https?:\/\/[^/]+$/.test(o)))
+  ) {
+    fail('"corsOrigins": expected "*" or a list of origins such as "https://app.example"');
+  }
+  const cors: CorsOrigins | undefined = given === undefined
+    ? undefined
+    : given === "*"
+    ? "*"
+    : new Set(given);
   let core: ServerCore | undefined;
   let window: IdempotencyWindow | undefined;
   let discovery: DiscoveryDocument | undefined;
@@ -258,6 +277,7 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
             headers: {
               "content-type": "application/json; charset=utf-8",
               "cache-control": "max-age=60",
+              "access-control-allow-origin": "*",
             },
           }),
       });
@@ -265,7 +285,13 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
         method: "POST",
         path: `${base}/publish`,
         source: "eventServer()",
-        handler: (req) => publish(core!, window!, req),
+        handler: async (req) => withCors(await publish(core!, window!, req), req, cors),
+      });
+      ctx.addRoute({
+        method: "OPTIONS",
+        path: `${base}/publish`,
+        source: "eventServer()",
+        handler: (req) => preflight(req, cors),
       });
       ctx.addRoute({
         method: "GET",
@@ -302,7 +328,8 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
         method: "GET",
         path: `${base}/sse/:topic`,
         source: "eventServer()",
-        handler: (req, params) => serveSse(core!, req, params.topic, userOf()),
+        handler: async (req, params) =>
+          withCors(await serveSse(core!, req, params.topic, userOf()), req, cors),
       });
     },
     start() {
