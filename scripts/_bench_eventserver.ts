@@ -7,7 +7,8 @@
  * idle), publish-to-receive latency p50/p99 (10 messages, spaced so that delivery stays well below
  * fan-out capacity: subscribers / 10 ms apart, at least 20 ms; measured on 200 sampled connections
  * with the machine's one clock; it includes the load generator reading all its sockets in one
- * process), and fan-out (messages received
+ * process; for eventServer also through `POST /events/publish`: httpP50Ms/httpP99Ms), and fan-out
+ * (messages received
  * per second, summed over subscribers, publishing batches back to back for `--duration` s).
  * Targets: fan-out >= 0.8x bare, RSS per connection <= 1.3x bare.
  *
@@ -95,6 +96,8 @@ interface Row {
   p50Ms: number;
   p99Ms: number;
   latencySamples: number;
+  httpP50Ms: number | string;
+  httpP99Ms: number | string;
   messagesPerSecond: number;
 }
 
@@ -130,6 +133,13 @@ async function measure(
     await server.ask(`tick 10 ${every}`);
     await sleep(300);
     const lat = await client.ask("lat");
+    let http = { p50: NaN, p99: NaN };
+    if (kind === "es") {
+      await client.ask("lat-on");
+      await server.ask(`tickhttp 10 ${every}`);
+      await sleep(300);
+      http = await client.ask("lat");
+    }
     await server.ask(`start ${o.batch}`);
     await sleep(500);
     const c0 = await client.ask("count");
@@ -148,6 +158,8 @@ async function measure(
       p50Ms: round2(lat.p50),
       p99Ms: round2(lat.p99),
       latencySamples: lat.n,
+      httpP50Ms: kind === "es" ? round2(http.p50) : "-",
+      httpP99Ms: kind === "es" ? round2(http.p99) : "-",
       messagesPerSecond: Math.round((c1.count - c0.count) / ((t1 - t0) / 1000)),
     };
   } finally {

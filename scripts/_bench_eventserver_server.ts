@@ -8,7 +8,8 @@
  * Prints `{"port"}`, then answers commands on stdin with one JSON line each: `mem`
  * (`{rss, heap}` after a full GC), `subs`, `start <batch>` (publish batches back to back, one
  * macrotask apart), `stop` (`{published}`), `tick <count> <intervalMs>` (publish `count`
- * messages `intervalMs` apart, for latency; answers when done).
+ * messages `intervalMs` apart, for latency; answers when done), `tickhttp <count> <intervalMs>`
+ * (the same through `POST /events/publish`; `es` only).
  *
  * @module
  */
@@ -122,6 +123,23 @@ for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream(
       const count = Number(a), every = Number(b);
       for (let i = 0; i < count; i++) {
         publishOne(message());
+        await new Promise((r) => setTimeout(r, every));
+      }
+      reply({ ticked: count });
+    } else if (command === "tickhttp") {
+      // Publish through POST /events/publish (es only): the full publish-to-receive path.
+      const count = Number(a), every = Number(b);
+      for (let i = 0; i < count; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}/events/publish`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            id: crypto.randomUUID(),
+            topic: BenchQuote.name,
+            payload: message(),
+          }),
+        });
+        await res.body?.cancel();
         await new Promise((r) => setTimeout(r, every));
       }
       reply({ ticked: count });
