@@ -19,7 +19,7 @@ const Quotes = topic("market.quote", { n: Int });
 const Admin = topic("admin.notice", { n: Int });
 const Big = topic("bulk.blob", { text: String });
 const SECRET = "k".repeat(32);
-const logger = createLogger({ level: "error" });
+const logger = createLogger({ level: "silent" });
 const T = 3000;
 
 async function start(options: Partial<EventServerOptions> = {}, realtime?: RealtimeBroker) {
@@ -397,7 +397,7 @@ Deno.test("eventServer() SSE: ?from= resumes a first connection, events carry th
   }
 });
 
-Deno.test("eventServer() WebSocket: a gap reported by the broker mid-subscription becomes a gap frame; maxSubscriptions is enforced", async () => {
+Deno.test("eventServer() WebSocket: a gap reported by the broker mid-subscription becomes a gap frame; maxSubscriptions is enforced; a broker failure is an internal error frame", async () => {
   const inner = memoryRealtime();
   const gaps:
     ((gap: { topic: string; after: string; reason: "trimmed" | "disconnected" }) => void)[] = [];
@@ -406,6 +406,7 @@ Deno.test("eventServer() WebSocket: a gap reported by the broker mid-subscriptio
     capabilities: inner.capabilities,
     publish: (t, p) => inner.publish(t, p),
     subscribe: (t, cb, o) => {
+      if (t === Big.name) return Promise.reject(new Error("store down"));
       if (o?.onGap) gaps.push(o.onGap);
       return inner.subscribe(t, cb, o);
     },
@@ -429,7 +430,18 @@ Deno.test("eventServer() WebSocket: a gap reported by the broker mid-subscriptio
     });
     ws.send(JSON.stringify({ type: "unsubscribe", sub: "b" }));
     await frame(ws, "unsubscribed");
+    ws.send(JSON.stringify({ type: "subscribe", sub: "big", topic: Big.name }));
+    assert.deepEqual(await frame(ws, "error"), {
+      type: "error",
+      code: "internal",
+      message: 'Cannot subscribe to topic "bulk.blob" now',
+      sub: "big",
+      frame: "subscribe",
+    });
+    ws.send(JSON.stringify({ type: "unsubscribe", sub: "a" }));
+    await frame(ws, "unsubscribed");
     await subscribe(ws, "c", Orders.name);
+    await subscribe(ws, "d", Orders.name);
     await ws.close();
   } finally {
     await app.stop();

@@ -249,7 +249,16 @@ export class WsConnection implements LiveClient {
           "subscribe",
         );
       }
-      throw error;
+      core.logger.error("eventServer(): realtime subscribe failed", {
+        topic: topic.name,
+        error: error as Error,
+      });
+      return this.#error(
+        "internal",
+        `Cannot subscribe to topic "${topic.name}" now`,
+        sub,
+        "subscribe",
+      );
     }
     if (state.closed || this.#closed) {
       await subscription.close();
