@@ -63,6 +63,15 @@ export function activateBus(bus: EventBus): () => void {
 
 const NO_OPTIONS: PublishOptions = Object.freeze({});
 
+/**
+ * The bus publishers use now: the running application's (the last one activated), if any.
+ *
+ * @returns The bus, or `undefined` when no `events()` plugin is running.
+ */
+export function activeBus(): EventBus | undefined {
+  return active[active.length - 1];
+}
+
 const AUTH_CLAIMS = ["sub", "email", "azp", "client_id"] as const;
 
 function attributesOf(topicName: string, given: unknown): Record<string, string> {

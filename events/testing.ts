@@ -22,3 +22,9 @@ export {
   type RealtimeHarnessOptions,
   runRealtimeConformance,
 } from "./realtime/conformance.ts";
+export {
+  type ConformanceOptions,
+  type ConformanceReport,
+  type ConformanceStepResult,
+  runEventServerConformance,
+} from "./protocol/conformance.ts";

@@ -16,8 +16,13 @@
  * holding N connections needs N + ~50 descriptors in the server and N in the generator, which is
  * why the SSE and WebSocket sets are held one after the other when the hard limit is 20,000.
  *
+ * 3. Event Server (`scripts/_bench_eventserver.ts`): `--es-subscribers` (10,000) WebSocket
+ *    subscribers of fw's `eventServer()` against bare `Deno.serve`, alternating over `--rounds` (2):
+ *    RSS per connection, publish-to-receive p50/p99, fan-out, and their ratios.
+ *
  * Options: `--connections <n>`, `--subscribers <n>`, `--duration <s>`, `--batch <n>` (messages per
- * publish round, 10), `--only idle|fanout`, `--servers fw,bare`.
+ * publish round, 10), `--only idle|fanout|eventserver`, `--servers fw,bare`, `--es-subscribers <n>`,
+ * `--rounds <n>`.
  *
  * @module
  */
@@ -31,7 +36,7 @@ const subscribers = Number(args.subscribers ?? 1_000);
 const duration = Number(args.duration ?? 5);
 const batch = Number(args.batch ?? 10);
 const servers = (args.servers ?? "bare,fw").split(",");
-const only = args.only as "idle" | "fanout" | undefined;
+const only = args.only as "idle" | "fanout" | "eventserver" | undefined;
 const dir = new URL(".", import.meta.url).pathname;
 
 /** A child process that speaks JSON lines. */
@@ -173,7 +178,7 @@ console.log(
   `bench:streams: ${connections} idle connections per transport, fan-out to ${subscribers} ` +
     `subscribers for ${duration}s (batch ${batch}), servers ${servers.join(", ")}\n`,
 );
-if (only !== "fanout") {
+if (only !== "fanout" && only !== "eventserver") {
   const rows: IdleResult[] = [];
   for (const transport of ["sse", "ws"] as const) {
     for (const kind of servers) rows.push(await idle(kind, transport));
@@ -181,11 +186,20 @@ if (only !== "fanout") {
   console.log("Idle connections held (server RSS after a full GC):");
   console.table(rows);
 }
-if (only !== "idle") {
+if (only !== "idle" && only !== "eventserver") {
   const rows: FanoutResult[] = [];
   for (const transport of ["sse", "ws"] as const) {
     for (const kind of servers) rows.push(await fanout(kind, transport));
   }
   console.log("Fan-out (messages received per second, summed over subscribers):");
   console.table(rows);
+}
+if (only === undefined || only === "eventserver") {
+  const { benchEventServer } = await import("./_bench_eventserver.ts");
+  await benchEventServer({
+    subscribers: Number(args["es-subscribers"] ?? 10_000),
+    duration,
+    batch,
+    rounds: Number(args.rounds ?? 2),
+  });
 }

@@ -1,0 +1,204 @@
+/**
+ * `POST <base>/publish`: one message from an HTTP client. Checks in order: media type, size,
+ * JSON, the `publish-request` schema, the topic, access, the topic version and the payload;
+ * then the idempotency window (same id and bytes: the first answer again; same id, other bytes:
+ * conflict); then the message goes to the app's event bus when it has handlers for the topic
+ * and to the realtime broker. The trace id comes from `traceparent` (through the request's
+ * context) and travels in the envelope into handler contexts. Internal.
+ *
+ * @module
+ */
+
+import { type AuthUser, tryContext } from "@fw/runtime";
+import { type Envelope, newTraceId } from "../envelope.ts";
+import { activeBus } from "../publisher.ts";
+import type { PublishRequest, PublishResponse } from "../protocol/frames.ts";
+import { validateProtocolValue } from "../protocol/schemas.ts";
+import { QueueFullError } from "../transport.ts";
+import type { ServerCore } from "./_core.ts";
+import { httpError, json } from "./_http.ts";
+import { digestOf, type IdempotencyWindow } from "./_idempotency.ts";
+
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const AUTH_CLAIMS = ["sub", "email", "azp", "client_id"] as const;
+
+/** The trace id of the request: the context's (set from `traceparent`), else the header's. */
+function traceIdOf(req: Request, ctx: { traceId?: unknown } | undefined): string {
+  const header = TRACEPARENT.exec(req.headers.get("traceparent")?.trim().toLowerCase() ?? "");
+  if (header && !/^0+$/.test(header[1])) return header[1];
+  return typeof ctx?.traceId === "string" && ctx.traceId ? ctx.traceId : newTraceId();
+}
+
+async function readBody(req: Request, limit: number): Promise<Uint8Array | undefined> {
+  const declared = Number(req.headers.get("content-length") ?? "0");
+  if (declared > limit) return undefined;
+  const bytes = new Uint8Array(await req.arrayBuffer());
+  return bytes.length > limit ? undefined : bytes;
+}
+
+/**
+ * Handles one publish request.
+ *
+ * @param core The server's shared state.
+ * @param window The idempotency window.
+ * @param req The request.
+ * @returns The answer.
+ */
+export async function publish(
+  core: ServerCore,
+  window: IdempotencyWindow,
+  req: Request,
+): Promise<Response> {
+  const type = req.headers.get("content-type") ?? "";
+  if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) {
+    return httpError(
+      "unsupported_media_type",
+      'Publish bodies are JSON: send "Content-Type: application/json"',
+    );
+  }
+  const bytes = await readBody(req, core.limits.maxPublishBytes);
+  if (bytes === undefined) {
+    return httpError(
+      "too_large",
+      `Publish body is larger than ${core.limits.maxPublishBytes} bytes`,
+    );
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return httpError("invalid_request", "Publish body is not valid JSON", {
+      errors: [{ field: "body", message: "must be valid JSON" }],
+    });
+  }
+  const issues = validateProtocolValue("publish-request", body);
+  const named = typeof (body as { id?: unknown })?.id === "string"
+    ? { id: (body as { id: string }).id.slice(0, 128) }
+    : {};
+  if (issues.length > 0) {
+    const errors = issues.map((i) => {
+      const field = i.field === "value" ? "body" : `body.${i.field}`;
+      return { field, message: `${field} ${i.message}` };
+    });
+    return httpError(
+      "invalid_request",
+      `Invalid publish request: ${errors.map((e) => e.message).join("; ")}`,
+      { ...named, errors },
+    );
+  }
+  const request = body as PublishRequest;
+  const topic = core.topics.get(request.topic);
+  if (topic === undefined) {
+    return httpError("unknown_topic", `Unknown topic "${request.topic}"`, named);
+  }
+  const ctx = tryContext<{ traceId?: string; user?: AuthUser }>();
+  const user = ctx?.user;
+  const access = await core.authorize(user, topic.name, "publish");
+  if (access !== "ok") {
+    return httpError(
+      access,
+      access === "unauthorized"
+        ? `Publishing to topic "${topic.name}" needs an authenticated user`
+        : `Not allowed to publish to topic "${topic.name}"`,
+      named,
+    );
+  }
+  if (
+    request.version !== undefined && topic.version !== undefined &&
+    request.version !== topic.version
+  ) {
+    return httpError(
+      "invalid_request",
+      `Topic "${topic.name}" is version "${topic.version}", the request names "${request.version}"`,
+      named,
+    );
+  }
+  const checked = topic.validate(request.payload);
+  if (!checked.ok) {
+    return httpError(
+      "invalid_payload",
+      `Invalid payload for topic "${topic.name}": ${
+        checked.errors.map((e) => e.message).join("; ")
+      }`,
+      { ...named, errors: checked.errors },
+    );
+  }
+  if (core.stopping) {
+    return httpError("unavailable", "The server is stopping", { ...named, retryAfterMs: 1000 });
+  }
+  const digest = await digestOf(bytes);
+  const seen = window.claim(request.id, digest);
+  if (seen.state === "conflict") {
+    return httpError(
+      "conflict",
+      `Message id "${request.id}" was already published with a different body`,
+      named,
+    );
+  }
+  if (seen.state === "in_progress") {
+    return httpError("in_progress", `Message id "${request.id}" is being published`, {
+      ...named,
+      retryAfterMs: 100,
+    });
+  }
+  if (seen.state === "done") return json(200, { ...seen.response, duplicate: true });
+
+  const attributes: Record<string, string> = {};
+  for (const [k, v] of Object.entries(request.attributes ?? {})) {
+    if (!k.startsWith("auth.")) attributes[k] = v;
+  }
+  for (const claim of AUTH_CLAIMS) {
+    const v = user?.[claim];
+    if (typeof v === "string" && v) attributes[`auth.${claim}`] = v;
+  }
+  const traceId = traceIdOf(req, ctx);
+  const bus = core.forwardToHandlers ? activeBus() : undefined;
+  const handled = bus?.registrations.some((r) => r.definition.topic.name === topic.name) ?? false;
+  let handedOff = false;
+  try {
+    if (bus !== undefined && handled) {
+      const envelope: Envelope = {
+        id: request.id,
+        topic: topic.name,
+        payload: checked.value,
+        attributes,
+        traceId,
+        publishedAt: core.clock.now(),
+        ...(request.key !== undefined ? { key: request.key } : {}),
+        ...(topic.channel !== undefined ? { channel: topic.channel } : {}),
+        ...(topic.version !== undefined ? { version: topic.version } : {}),
+      };
+      await bus.publishEnvelope(envelope);
+      handedOff = true;
+    }
+    const message = await core.realtime.publish(topic.name, checked.value);
+    const response: PublishResponse = {
+      outcome: "accepted",
+      id: request.id,
+      topic: topic.name,
+      streamId: message.id,
+      traceId,
+      duplicate: false,
+    };
+    window.complete(request.id, response);
+    return json(200, response);
+  } catch (error) {
+    window.release(request.id);
+    if (error instanceof QueueFullError && !handedOff) {
+      return httpError("unavailable", `Topic "${topic.name}" is busy: its handler queue is full`, {
+        ...named,
+        retryAfterMs: 1000,
+      });
+    }
+    core.logger.error("eventServer(): publish failed", {
+      topic: topic.name,
+      messageId: request.id,
+      error: error as Error,
+    });
+    return httpError(
+      "internal",
+      "Publishing failed part-way: the message may have been published; retry with the same id and body",
+      named,
+    );
+  }
+}
