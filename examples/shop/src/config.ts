@@ -34,10 +34,15 @@ export const ADMIN_SCOPE = "shop:admin";
 export function loadConfig(overrides: Partial<ShopConfig> = {}): ShopConfig {
   const env = (name: string) => Deno.env.get(name) || undefined;
   const jwtSecret = overrides.jwtSecret ?? env("SHOP_JWT_SECRET");
-  if (jwtSecret === undefined || jwtSecret.length < 32) {
+  if (jwtSecret === undefined) {
     throw new Error(
       "Missing SHOP_JWT_SECRET: set it to a random string of at least 32 characters " +
         "(`deno task dev:shop` sets a development one)",
+    );
+  }
+  if (jwtSecret.length < 32) {
+    throw new Error(
+      `Invalid SHOP_JWT_SECRET: expected at least 32 characters, got ${jwtSecret.length}`,
     );
   }
   const port = overrides.port ?? Number(env("PORT") ?? 8000);
