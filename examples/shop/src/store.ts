@@ -40,10 +40,6 @@ export class ShopStore {
    * and seeds the catalogue when it is empty.
    */
   static async open(path: string | undefined, seed = true): Promise<ShopStore> {
-    if (path !== undefined && path !== ":memory:") {
-      const dir = path.replace(/[\\/][^\\/]*$/, "");
-      if (dir !== path) await Deno.mkdir(dir, { recursive: true });
-    }
     const store = new ShopStore(await Deno.openKv(path));
     if (seed) await store.seed(SEED_PRODUCTS);
     return store;
