@@ -130,7 +130,7 @@ export function readme(name: string, fwRoot: string, jsr: boolean): string {
 \`@fw/runtime\`, \`@fw/application\` and \`@fw/events\` (and their sub-paths) to the files there.`;
   return `# ${name}
 
-An [fw](https://github.com/) application: HTTP routes in \`src/api/\`, event handlers in
+An fw application: HTTP routes in \`src/api/\`, event handlers in
 \`src/events/\`, the entry file \`src/main.ts\`.
 
 \`\`\`sh

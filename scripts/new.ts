@@ -97,6 +97,8 @@ export async function createProject(
       test: "deno test -A",
     },
     imports: await importMap(options.jsr ?? false),
+    // Deno KV (for `@fw/events/denokv` and your own data) is still behind a flag.
+    unstable: ["kv"],
     fmt: { lineWidth: 100, exclude: ["src/.gen/"] },
     lint: { exclude: ["src/.gen/"] },
   };
