@@ -287,3 +287,19 @@ Deno.test("shop: start-up fails with a clear message when the token secret is mi
     if (saved !== undefined) Deno.env.set("SHOP_JWT_SECRET", saved);
   }
 });
+
+Deno.test("shop: concurrent orders never sell more than the stock", async () => {
+  const shop = await startShop();
+  try {
+    const bag = { ...ORDER, items: [{ sku: "BAG-003", qty: 1 }], paymentToken: "tok_visa" };
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => shop.app.request("/orders", post(bag))),
+    );
+    const statuses = answers.map((r) => r.status).sort();
+    await Promise.all(answers.map((r) => r.body?.cancel()));
+    assert.deepEqual(statuses, [201, 201, 201, 201, 201, 409, 409, 409]);
+    assert.equal((await (await shop.app.request("/products/BAG-003")).json()).stock, 0);
+  } finally {
+    await shop.stop();
+  }
+});
