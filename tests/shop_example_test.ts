@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { generate } from "@fw/application/cli";
 import { SseReader } from "../application/testdata/stream_clients.ts";
 import { shopApp } from "../examples/shop/src/main.ts";
+import { schemaErrors, semanticProblems } from "./_openapi_checks.ts";
 import { eventually, post, startShop } from "./_shop.ts";
 
 const ORDER = { customer: "ada@example.com", items: [{ sku: "MUG-001", qty: 2 }] };
@@ -256,7 +257,10 @@ Deno.test("shop: the dashboard page is served and the committed .gen/ loaders ar
     assert.equal(page.headers.get("content-type"), "text/html; charset=utf-8");
     assert.match(await page.text(), /new EventSource\("\/orders\/live"\)/);
     const doc = await (await shop.app.request("/openapi.json")).json();
-    assert.ok(doc.paths["/admin/dead-letters/redrive"].post.security);
+    assert.deepEqual(await schemaErrors(doc), []);
+    assert.deepEqual(semanticProblems(doc), []);
+    assert.deepEqual(doc.paths["/admin/dead-letters/redrive"].post.security, [{ bearerAuth: [] }]);
+    assert.equal(doc.paths["/products"].get.security, undefined);
   } finally {
     await shop.stop();
   }
