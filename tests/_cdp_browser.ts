@@ -121,6 +121,8 @@ export class Browser {
         "--no-sandbox",
         "--disable-gpu",
         "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-quic",
         "--no-first-run",
         "--disable-sync",
         "--disable-dev-shm-usage",

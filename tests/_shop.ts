@@ -1,0 +1,104 @@
+/**
+ * Helpers for the shop example's tests: the app on a throw-away in-memory Deno KV, admin tokens,
+ * a switchable payment gateway and polling.
+ *
+ * @module
+ */
+
+import type { Application } from "@fw/application";
+import { createLogger, MemorySink } from "@fw/runtime";
+import { shopApp } from "../examples/shop/src/main.ts";
+import type { Charge, PaymentGateway } from "../examples/shop/src/payments.ts";
+import { FakeGateway, PaymentError } from "../examples/shop/src/payments.ts";
+import { Payments } from "../examples/shop/src/services.ts";
+import { signToken } from "../examples/shop/src/token.ts";
+
+export const SECRET = "shop-test-secret-0123456789abcdef-xyz";
+
+/** The stand-in gateway, plus an outage switch. */
+export class SwitchableGateway implements PaymentGateway {
+  readonly fake: FakeGateway = new FakeGateway();
+  down = false;
+  calls = 0;
+
+  charge(charge: Charge): Promise<void> {
+    this.calls++;
+    if (this.down) return Promise.reject(new PaymentError("Payment provider unavailable"));
+    return this.fake.charge(charge);
+  }
+}
+
+/** A completion log entry of the event consumer. */
+export interface Handled {
+  /** 1-based attempt. */
+  attempt: number;
+  /** `acked`, `retry`, `dead-lettered`... */
+  outcome: string;
+  /** The message id. */
+  messageId: string;
+}
+
+/** A running shop for one test. */
+export interface RunningShop {
+  /** The application. */
+  app: Application;
+  /** Its log records. */
+  logs: MemorySink;
+  /** The payment gateway it uses. */
+  gateway: SwitchableGateway;
+  /** Its base URL. */
+  url: string;
+  /** An admin token (or one with another scope). */
+  token(scope?: string): Promise<string>;
+  /** `message handled` log entries of one topic. */
+  handled(topic: string): Handled[];
+  /** Stops it. */
+  stop(): Promise<void>;
+}
+
+/** The shop on port 0 with `:memory:` Deno KV, started; stop it with `stop()`. */
+export async function startShop(): Promise<RunningShop> {
+  const logs = new MemorySink();
+  const gateway = new SwitchableGateway();
+  const app = shopApp({
+    config: { port: 0, kvPath: ":memory:", jwtSecret: SECRET },
+    signals: false,
+    logger: createLogger({ sink: logs, level: "info" }),
+  });
+  app.container.override(Payments, { value: gateway });
+  await app.start();
+  return {
+    app,
+    logs,
+    gateway,
+    url: app.address!.url,
+    token: (scope?: string) =>
+      signToken({ secret: SECRET, issuer: "shop-dev", audience: "shop-api", scope }),
+    handled: (topic) =>
+      logs.records
+        .filter((r) => r.message === "message handled")
+        .map((r) => r.fields.event as Handled & { topic: string })
+        .filter((e) => e.topic === topic),
+    stop: () => app.stop(),
+  };
+}
+
+/** Calls `probe` every 20 ms until it returns a truthy value (10 s at most). */
+export async function eventually<T>(probe: () => Promise<T> | T, what: string): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A JSON POST. */
+export function post(body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  };
+}
