@@ -12,9 +12,11 @@
  * imports the entry and, for every exported application whose `api()` has the `openapi` option,
  * warms it up (nothing listens) and writes `.gen/openapi.json` (`openapi-v1.json` for an `api()`
  * under `/v1`). So the entry must export its application and start it only under
- * `if (import.meta.main)`. The output is sorted and stable, so CI can run it and check
- * `git diff --exit-code`. `dev` generates, then runs the entry with `--watch`. `openapi` prints
- * the document (or writes it with `--out`).
+ * `if (import.meta.main)`. The output is sorted and stable; `generate --check` writes nothing and
+ * fails when a file is out of date (for CI). `dev` generates, then runs the entry with `--watch`
+ * and writes the loaders again whenever route or handler files come or go, so an entry that
+ * imports its loaders statically (as a deployment needs) stays current. `openapi` prints the
+ * document (or writes it with `--out`).
  *
  * @module
  */
@@ -32,12 +34,16 @@ export interface GenerateOptions {
   eventsFolder?: string;
   /** Import the entry and write `.gen/openapi.json` when `api({ openapi })` is set (default true). */
   openapi?: boolean;
+  /** Write nothing; report in `changed` the files that are out of date (default false). */
+  check?: boolean;
 }
 
 /** What {@linkcode generate} wrote. */
 export interface GenerateResult {
-  /** Absolute paths of the files written (unchanged files included). */
+  /** Absolute paths of the files written (unchanged files included; none with `check`). */
   written: string[];
+  /** Absolute paths of the files whose content changed (with `check`: would change). */
+  changed: string[];
 }
 
 function entryPathOf(entry: string): string {
@@ -69,15 +75,18 @@ function openApiText(document: unknown): string {
   return JSON.stringify(document, null, 2) + "\n";
 }
 
-async function writeIfChanged(path: string, text: string): Promise<void> {
+/** Writes `text` unless the file already holds it (or only compares, with `check`). */
+async function writeIfChanged(path: string, text: string, check = false): Promise<boolean> {
   try {
-    if (await Deno.readTextFile(path) === text) return;
+    if (await Deno.readTextFile(path) === text) return false;
   } catch {
     // missing: write it
   }
+  if (check) return true;
   const slash = path.lastIndexOf("/");
   if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
   await Deno.writeTextFile(path, text);
+  return true;
 }
 
 /**
@@ -86,8 +95,8 @@ async function writeIfChanged(path: string, text: string): Promise<void> {
  *
  * @param entry Path or `file:` URL of the entry file (`src/main.ts`).
  * @param options Folder names; `openapi: false` skips importing the entry (so does a missing
- *   entry file).
- * @returns The files written.
+ *   entry file); `check: true` only compares.
+ * @returns The files written and those that changed.
  * @throws {Error} When the entry cannot be imported or warmed up (for the OpenAPI document).
  *
  * @example
@@ -102,29 +111,76 @@ export async function generate(
   options: GenerateOptions = {},
 ): Promise<GenerateResult> {
   const dir = entryDirOf(entry);
-  const written: string[] = [];
+  const result: GenerateResult = { written: [], changed: [] };
+  const emit = async (out: string, text: string) => {
+    if (await writeIfChanged(out, text, options.check)) result.changed.push(out);
+    if (!options.check) result.written.push(out);
+  };
   const apiFolder = options.apiFolder ?? "api";
   const routes = await listFiles(`${dir}/${apiFolder}`, isRouteFile);
-  if (routes) {
-    const out = `${dir}/.gen/api.gen.ts`;
-    await writeIfChanged(out, renderLoader(apiFolder, routes));
-    written.push(out);
-  }
+  if (routes) await emit(`${dir}/.gen/api.gen.ts`, renderLoader(apiFolder, routes));
   const eventsFolder = options.eventsFolder ?? "events";
   const handlers = await listFiles(`${dir}/${eventsFolder}`, (f) => f.endsWith(".on.ts"));
-  if (handlers) {
-    const out = `${dir}/.gen/events.gen.ts`;
-    await writeIfChanged(out, renderLoader(eventsFolder, handlers));
-    written.push(out);
-  }
+  if (handlers) await emit(`${dir}/.gen/events.gen.ts`, renderLoader(eventsFolder, handlers));
   if (options.openapi !== false && await isFile(entryPathOf(entry))) {
     for (const file of await openApiFiles(entryUrlOf(entry))) {
-      const out = `${dir}/.gen/${file.name}`;
-      await writeIfChanged(out, openApiText(file.document));
-      written.push(out);
+      await emit(`${dir}/.gen/${file.name}`, openApiText(file.document));
     }
   }
-  return { written };
+  return result;
+}
+
+/**
+ * Keeps the static loaders of an entry current while files come and go: watches the route and
+ * handler folders and, after each creation, removal or rename, writes the loaders again (a loader
+ * whose content does not change is not touched). `dev` runs it beside the app, whose `--watch`
+ * restart then picks up a changed loader.
+ *
+ * @param entry Path or `file:` URL of the entry file.
+ * @param options Folder names.
+ * @param signal Stops watching when aborted.
+ * @param onChange Called with the loaders written again.
+ * @returns A promise that settles once watching has stopped (at once when neither folder exists).
+ *
+ * @example
+ * ```ts ignore
+ * import { watchLoaders } from "@fw/application/cli";
+ * const stop = new AbortController();
+ * watchLoaders("src/main.ts", {}, stop.signal, (files) => console.log("regenerated", files));
+ * ```
+ */
+export async function watchLoaders(
+  entry: string,
+  options: GenerateOptions = {},
+  signal?: AbortSignal,
+  onChange?: (files: string[]) => void,
+): Promise<void> {
+  const dir = entryDirOf(entry);
+  const folders: string[] = [];
+  for (const name of [options.apiFolder ?? "api", options.eventsFolder ?? "events"]) {
+    if (await isDirectory(`${dir}/${name}`)) folders.push(`${dir}/${name}`);
+  }
+  if (folders.length === 0 || signal?.aborted) return;
+  const watcher = Deno.watchFs(folders, { recursive: true });
+  const close = () => watcher.close();
+  signal?.addEventListener("abort", close, { once: true });
+  try {
+    for await (const event of watcher) {
+      if (event.kind !== "create" && event.kind !== "remove" && event.kind !== "rename") continue;
+      const { changed } = await generate(entry, { ...options, openapi: false, check: false });
+      if (changed.length && onChange) onChange(changed);
+    }
+  } finally {
+    signal?.removeEventListener("abort", close);
+  }
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -165,10 +221,12 @@ const USAGE = `Usage: fw <command> <entry.ts> [options]
 Commands:
   generate <entry.ts>   write .gen/api.gen.ts, .gen/events.gen.ts and, when api({ openapi })
                         is set, .gen/openapi.json beside the entry file
-  dev <entry.ts>        generate, then run the entry with --watch
+  dev <entry.ts>        generate, then run the entry with --watch; loaders are written again
+                        when route or handler files come or go
   openapi <entry.ts>    print the OpenAPI document
 
 Options:
+  --check                 generate: write nothing, exit 1 when a file is out of date
   --api-folder <name>     route folder (default api)
   --events-folder <name>  events handler folder (default events)
   --out <file>            openapi: write the document to a file instead of printing it
@@ -186,7 +244,10 @@ export async function main(args: string[]): Promise<number> {
   let out: string | undefined;
   let prefix: string | undefined;
   for (let i = 0; i < rest.length; i += 2) {
-    if (rest[i] === "--api-folder") options.apiFolder = rest[i + 1];
+    if (rest[i] === "--check" && command === "generate") {
+      options.check = true;
+      i--;
+    } else if (rest[i] === "--api-folder") options.apiFolder = rest[i + 1];
     else if (rest[i] === "--events-folder") options.eventsFolder = rest[i + 1];
     else if (rest[i] === "--out" && command === "openapi") out = rest[i + 1];
     else if (rest[i] === "--prefix" && command === "openapi") prefix = rest[i + 1];
@@ -204,7 +265,12 @@ export async function main(args: string[]): Promise<number> {
     return 2;
   }
   if (command === "generate") {
-    const { written } = await generate(entry, options);
+    const { written, changed } = await generate(entry, options);
+    if (options.check) {
+      for (const f of changed) console.error(`out of date: ${f}`);
+      if (changed.length) console.error("run generate and commit the result");
+      return changed.length ? 1 : 0;
+    }
     for (const f of written) console.log(`generated ${f}`);
     if (written.length === 0) {
       console.log("nothing to generate: no api/ or events/ folder beside the entry");
@@ -222,6 +288,10 @@ export async function main(args: string[]): Promise<number> {
   }
   if (command === "dev") {
     await generate(entry, options);
+    const watching = new AbortController();
+    const watched = watchLoaders(entry, options, watching.signal, (files) => {
+      for (const f of files) console.error(`regenerated ${f}`);
+    });
     const child = new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "--watch", entry],
       stdin: "inherit",
@@ -239,6 +309,8 @@ export async function main(args: string[]): Promise<number> {
     for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
     const { code } = await child.status;
     for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
+    watching.abort();
+    await watched;
     return code;
   }
   console.error(`Unknown command "${command}"\n\n${USAGE}`);

@@ -120,16 +120,29 @@ export function renderLoader(folder: string, files: readonly string[]): string {
   return lines.join("\n") + "\n";
 }
 
+/** True for the errors of a folder this process may not read (Deno Deploy, `--allow-read=...`). */
+function unreadable(err: unknown): boolean {
+  return err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied;
+}
+
 /**
  * Loads the modules of a folder: through `<entryDir>/.gen/<name>.gen.ts` when it exists and lists
- * exactly the files on disk (or the folder cannot be read, as on Deno Deploy), otherwise by
- * scanning and importing at run time.
+ * exactly the files on disk, otherwise by scanning and importing at run time.
+ *
+ * When the folder cannot be read (no read permission, as in a deployment that grants none), the
+ * loader is used as it is, without the comparison: keeping loaders fresh is then a build concern
+ * (`generate`, and `generate --check` in CI). An app that passes its loader statically
+ * (`api({ manifest })`, `events({ manifest })`) does not call this at all, and so starts with no
+ * file-system access.
  *
  * @param entryDir Absolute directory of the entry file.
  * @param folder Folder to scan, relative to `entryDir`.
  * @param loaderName Loader file name without `.gen.ts` (`api`, `events`).
  * @param match Which files belong to the folder's modules.
- * @returns The modules, how they were found, and whether the folder exists.
+ * @returns The modules, how they were found, and whether the loader was out of date;
+ *   `undefined` when neither the folder nor a loader exists.
+ * @throws {Error} When the folder cannot be read and there is no loader, or the loader cannot be
+ *   read either.
  */
 export async function loadModules(
   entryDir: string,
@@ -138,14 +151,21 @@ export async function loadModules(
   match: (relPath: string) => boolean,
 ): Promise<{ modules: ModuleMap; source: "loader" | "scan"; stale: boolean } | undefined> {
   const dir = join(entryDir, folder);
-  const files = await listFiles(dir, match);
+  let files: string[] | undefined;
+  let readable = true;
+  try {
+    files = await listFiles(dir, match);
+  } catch (err) {
+    if (!unreadable(err)) throw err;
+    readable = false;
+  }
   const loaderPath = join(entryDir, `.gen/${loaderName}.gen.ts`);
   let manifest: LoaderManifest | undefined;
   try {
-    await Deno.stat(loaderPath);
+    if (readable) await Deno.stat(loaderPath);
     manifest = (await import(new URL(`file://${loaderPath}`).href)).default as LoaderManifest;
   } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    if (!(err instanceof Deno.errors.NotFound) && !isModuleNotFound(err)) throw err;
   }
   if (manifest && manifest.folder === folder) {
     const listed = Object.keys(manifest.modules).sort();
@@ -154,8 +174,18 @@ export async function loadModules(
     if (fresh) return { modules: manifest.modules, source: "loader", stale: false };
     return { modules: await importFiles(dir, files!), source: "scan", stale: true };
   }
+  if (!readable) {
+    throw new Error(
+      `Cannot read "${dir}" (no read permission) and there is no generated loader "${loaderPath}": run generate, or pass the loader statically (the "manifest" option)`,
+    );
+  }
   if (!files) return undefined;
   return { modules: await importFiles(dir, files), source: "scan", stale: false };
+}
+
+/** A dynamic import of a missing local file (reported as a `TypeError`, not `NotFound`). */
+function isModuleNotFound(err: unknown): boolean {
+  return err instanceof TypeError && (err as { code?: string }).code === "ERR_MODULE_NOT_FOUND";
 }
 
 /**

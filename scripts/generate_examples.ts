@@ -1,5 +1,6 @@
 /**
- * `deno task generate`: writes the static loaders (`.gen/`) of every example app.
+ * `deno task generate`: writes the static loaders (`.gen/`) of every example app. With `--check`
+ * (a step of `deno task ok`) it writes nothing and fails when one of them is out of date.
  *
  * @module
  */
@@ -12,6 +13,6 @@ const entries = [
   "examples/shop/src/main.ts",
 ];
 for (const entry of entries) {
-  const code = await main(["generate", entry]);
+  const code = await main(["generate", entry, ...Deno.args.filter((a) => a === "--check")]);
   if (code !== 0) Deno.exit(code);
 }

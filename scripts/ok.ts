@@ -2,7 +2,8 @@
  * `deno task ok`: the one gate. Runs every check in order and stops at the first failure.
  *
  * fmt check, lint, type check, doc lint of every exports entry, the member check, the import-cycle
- * check, tests (with doc examples) and the publish dry run.
+ * check, the examples' generated files (`generate --check`), tests (with doc examples) and the
+ * publish dry run.
  *
  * @module
  */
@@ -18,6 +19,7 @@ const steps: [string, string[]][] = [
   ["doc lint", ["doc", "--lint", ...entries]],
   ["members", ["run", "-A", "scripts/check_members.ts"]],
   ["import cycles", ["run", "-A", "scripts/check_cycles.ts"]],
+  ["generated files", ["run", "-A", "scripts/generate_examples.ts", "--check"]],
   ["test", ["test", "-A", "--doc", "--parallel"]],
   ["publish dry run", ["publish", "--dry-run", "--allow-dirty"]],
 ];

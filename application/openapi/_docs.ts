@@ -1,14 +1,19 @@
 /**
  * The interactive documentation page of `api({ openapi: { docs } })`: Swagger UI, served from the
- * files of the `swagger-ui-dist` npm package (read once at start-up from Deno's npm cache), so the
- * page never loads anything from a CDN. A Content-Security-Policy keeps it that way.
+ * files of the `swagger-ui-dist` npm package, so the page never loads anything from a CDN. A
+ * Content-Security-Policy keeps it that way.
+ *
+ * The files are imported as text and bytes (import attributes), not read from disk: they are part
+ * of the module graph, so a bundle (`deno bundle`, a Deno Deploy build) carries them and the page
+ * works with no file-system access at all.
  *
  * Only `_serve.ts` imports this module, dynamically, when `docs` is set.
  *
  * @module
  */
 
-import getAbsoluteFSPath from "swagger-ui-dist/absolute-path.js";
+import css from "swagger-ui-dist/swagger-ui.css" with { type: "text" };
+import script from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
 import type { RouteRegistration } from "@fw/runtime";
 
 /** What the page needs to know. */
@@ -29,13 +34,18 @@ interface Asset {
   readonly etag: string;
 }
 
-const FILES: Record<string, string> = {
-  "swagger-ui.css": "text/css; charset=utf-8",
-  "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
-  "favicon-32x32.png": "image/png",
-};
-
 const encoder = new TextEncoder();
+
+/** A small icon of our own (an SVG is text; binary imports are not stable in Deno yet). */
+const ICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><circle cx="16" cy="16" r="15" fill="#85ea2d"/><text x="16" y="22" font-family="monospace" font-size="16" text-anchor="middle" fill="#173647">{}</text></svg>';
+
+/** The files the page links to, with their content types. */
+const FILES: ReadonlyArray<readonly [string, Uint8Array<ArrayBuffer>, string]> = [
+  ["swagger-ui.css", encoder.encode(css), "text/css; charset=utf-8"],
+  ["swagger-ui-bundle.js", encoder.encode(script), "text/javascript; charset=utf-8"],
+  ["favicon.svg", encoder.encode(ICON), "image/svg+xml"],
+];
 
 async function asset(body: Uint8Array<ArrayBuffer>, type: string): Promise<Asset> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", body));
@@ -56,7 +66,7 @@ function page(options: DocsPageOptions): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(options.title)}: API documentation</title>
 <link rel="stylesheet" href="${p}/swagger-ui.css">
-<link rel="icon" type="image/png" href="${p}/favicon-32x32.png">
+<link rel="icon" type="image/svg+xml" href="${p}/favicon.svg">
 </head>
 <body style="margin:0;background:#fafafa">
 <div id="swagger-ui"></div>
@@ -98,29 +108,15 @@ function policy(servers: readonly string[]): string {
 }
 
 /**
- * Reads the Swagger UI files and returns the routes of the page and its assets.
+ * The routes of the page and its assets.
  *
  * @param options Page path, document URL, title and servers.
  * @returns GET routes: the page, `init.js`, the stylesheet, the bundle and the icon.
- * @throws {Error} When the npm package's files cannot be read (the message names the folder).
  */
 export async function docsRoutes(options: DocsPageOptions): Promise<RouteRegistration[]> {
-  const dir = getAbsoluteFSPath() as string;
   const assets = new Map<string, Asset>();
-  try {
-    for (const [file, type] of Object.entries(FILES)) {
-      assets.set(
-        `${options.path}/${file}`,
-        await asset(await Deno.readFile(`${dir}/${file}`), type),
-      );
-    }
-  } catch (error) {
-    throw new Error(
-      `api(): "openapi.docs" cannot read the Swagger UI files in "${dir}": ${
-        (error as Error).message
-      }`,
-      { cause: error },
-    );
+  for (const [file, body, type] of FILES) {
+    assets.set(`${options.path}/${file}`, await asset(body, type));
   }
   assets.set(
     `${options.path}/init.js`,

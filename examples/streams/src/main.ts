@@ -8,7 +8,8 @@
  *
  * Routes (`src/api/`): `GET /feed` (server stream: SSE or WebSocket, resumes after
  * `Last-Event-ID`), `GET /chat/:room?name=` (`[room].ws.ts`, bidirectional stream) and
- * `GET /stats`.
+ * `GET /stats`. The route loader (`.gen/api.gen.ts`) and the page are imported, so the app runs
+ * from a bundle with no file-system access.
  *
  * @module
  */
@@ -21,15 +22,14 @@ import {
   type Plugin,
   type StreamOptions,
 } from "@fw/application";
+import html from "../public/index.html" with { type: "text" };
+import routes from "./.gen/api.gen.ts";
 
-const PAGE = new URL("../public/index.html", import.meta.url);
-
-/** Serves the browser page at `/`. */
+/** Serves the browser page at `/` (imported as text, so a bundle carries it). */
 export function page(): Plugin {
   return {
     name: "page",
-    async warmup(ctx) {
-      const html = await Deno.readTextFile(PAGE);
+    warmup(ctx) {
       const headers = { "content-type": "text/html; charset=utf-8" };
       ctx.addRoute({ method: "GET", path: "/", handler: () => new Response(html, { headers }) });
     },
@@ -59,7 +59,12 @@ export function streamsApp(options: StreamsAppOptions = {}): Application {
       }),
     )
     .use(page())
-    .use(api({ streams: options.streams ?? { heartbeatMs: 15_000, retryMs: 2_000 } }));
+    .use(
+      api({
+        manifest: routes,
+        streams: options.streams ?? { heartbeatMs: 15_000, retryMs: 2_000 },
+      }),
+    );
 }
 
 if (import.meta.main) {
