@@ -3,7 +3,8 @@
  * as a deploy build does) and the bundle runs with network and environment access and read access
  * to nothing but the bundle itself. Its routes answer, an event published by a route is handled,
  * and the pages it serves (the streams example's page, the example app's API docs with their
- * Swagger UI assets) come out of the bundle.
+ * Swagger UI assets, the shop dashboard) come out of the bundle. Deno KV needs `--unstable-kv` here;
+ * Deno Deploy has it built in.
  */
 
 import assert from "node:assert/strict";
@@ -43,9 +44,21 @@ async function bundle(entry: string, dir: string): Promise<string> {
 }
 
 /** Runs a bundle (outside the repository, with no config) until it prints its URL. */
-async function run(file: string, env: Record<string, string>): Promise<Running> {
+async function run(
+  file: string,
+  env: Record<string, string>,
+  flags: string[] = [],
+): Promise<Running> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-config", "--allow-net", "--allow-env", `--allow-read=${file}`, file],
+    args: [
+      "run",
+      "--no-config",
+      ...flags,
+      "--allow-net",
+      "--allow-env",
+      `--allow-read=${file}`,
+      file,
+    ],
     cwd: file.slice(0, file.lastIndexOf("/")),
     env: { PORT: "0", NO_COLOR: "1", ...env },
     stdin: "null",
@@ -178,6 +191,53 @@ Deno.test("examples/streams bundled: page, stats, SSE feed and chat with no file
       const stats = await (await fetch(`${app.url}/stats`)).json();
       assert.deepEqual(stats.rooms, [{ name: "deploy", members: 1 }]);
       await ada.close();
+    } finally {
+      stderr = await app.stop();
+    }
+    assert.doesNotMatch(stderr, /NotCapable|PermissionDenied|Requires read access/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("examples/shop bundled: catalogue, an order paid by its event handler and the dashboard with no file-system access", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "fw-bundle-" });
+  try {
+    const file = await bundle("examples/shop/src/main.ts", dir);
+    const app = await run(file, {
+      SHOP_KV_PATH: ":memory:",
+      SHOP_JWT_SECRET: "deploy-test-secret-of-at-least-32-characters",
+    }, ["--unstable-kv"]); // Deno Deploy has KV built in
+    let stderr = "";
+    try {
+      const page = await fetch(`${app.url}/`);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /EventSource/);
+      const products = await (await fetch(`${app.url}/products`)).json() as { sku: string }[];
+      assert.ok(products.length > 0, "the catalogue is seeded");
+
+      const placed = await fetch(`${app.url}/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          customer: "ada@example.com",
+          items: [{ sku: products[0].sku, qty: 1 }],
+          paymentToken: "tok_visa",
+        }),
+      });
+      assert.equal(placed.status, 201);
+      const { id } = await placed.json() as { id: string };
+      let status = "";
+      for (let i = 0; i < 400 && status !== "paid"; i++) {
+        status = (await (await fetch(`${app.url}/orders/${id}`)).json() as { status: string })
+          .status;
+        if (status !== "paid") await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.equal(status, "paid", "the payments handler ran in the bundle");
+
+      const admin = await fetch(`${app.url}/admin/orders`);
+      assert.equal(admin.status, 401);
+      await admin.body?.cancel();
     } finally {
       stderr = await app.stop();
     }

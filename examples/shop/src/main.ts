@@ -26,6 +26,8 @@ import dashboard from "../public/dashboard.html" with { type: "text" };
 import { loadConfig, type ShopConfig } from "./config.ts";
 import { DeadLetters, Store } from "./services.ts";
 import { ShopStore } from "./store.ts";
+import routes from "./.gen/api.gen.ts";
+import handlers from "./.gen/events.gen.ts";
 
 /** Serves the dashboard page at `/` (bundled with the code: no file is read at run time). */
 function dashboardPage(): Plugin {
@@ -64,6 +66,7 @@ export interface ShopAppOptions {
 export function shopApp(options: ShopAppOptions = {}): Application {
   const config = loadConfig(options.config);
   const bus = events({
+    manifest: handlers,
     transport: denoKvTransport({
       ...(config.kvPath !== undefined ? { path: config.kvPath } : {}),
       keyPrefix: "shop",
@@ -83,6 +86,7 @@ export function shopApp(options: ShopAppOptions = {}): Application {
     )
     .use(dashboardPage())
     .use(api({
+      manifest: routes,
       openapi: { title: "Shop", version: "1.0.0", description: "Products, orders and admin" },
       streams: { heartbeatMs: 15_000, retryMs: 2_000 },
     }))
