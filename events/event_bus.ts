@@ -20,7 +20,7 @@ import { Consumer } from "./consumer.ts";
 import type { Envelope } from "./envelope.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
-import type { DeadLetter, Transport } from "./transport.ts";
+import type { DeadLetter, Transport, TransportPublishOptions } from "./transport.ts";
 
 /** What a publish returns. */
 export interface PublishReceipt {
@@ -158,12 +158,21 @@ export class EventBus {
    * Sends an envelope and resolves to the publish receipt (one promise on the hot path).
    *
    * @param envelope The envelope.
+   * @param options `tx`: publish in an open transaction (transactional transports only).
    * @returns Message id and trace id.
    */
-  publishEnvelope(envelope: Envelope): Promise<PublishReceipt> {
+  publishEnvelope(envelope: Envelope, options?: TransportPublishOptions): Promise<PublishReceipt> {
     const counters = this.publishCounters(envelope.topic);
-    return this.#transports[this.#router.select(envelope.topic, envelope.channel)]
-      .publish(envelope)
+    const name = this.#router.select(envelope.topic, envelope.channel);
+    const transport = this.#transports[name];
+    if (options?.tx !== undefined && !transport.capabilities.transactional) {
+      return Promise.reject(
+        new TypeError(
+          `Invalid publish option "tx" for topic "${envelope.topic}": transport "${name}" cannot publish in a transaction`,
+        ),
+      );
+    }
+    return (options ? transport.publish(envelope, options) : transport.publish(envelope))
       .then(() => {
         counters.ok.add(1);
         return { messageId: envelope.id, traceId: envelope.traceId };
