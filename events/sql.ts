@@ -30,3 +30,10 @@ export {
   sqlTransport,
   type SqlTransportOptions,
 } from "./transports/sql/sql_transport.ts";
+export {
+  NOTIFY_LIMIT_BYTES,
+  RealtimeMessageTooLargeError,
+  SqlRealtime,
+  sqlRealtime,
+  type SqlRealtimeOptions,
+} from "./realtime/sql_realtime.ts";
