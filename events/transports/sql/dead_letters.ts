@@ -66,16 +66,19 @@ export class SqlDeadLetters implements DeadLetterStore {
     const sql = await this.#o.sql();
     const t = this.#o.names.deadLetters;
     const original = envelope.attributes?.["dlq.original_topic"] ?? envelope.topic;
+    await sql.unsafe(
+      `INSERT INTO ${t} (topic, original_topic, message_id, envelope)
+VALUES ($1, $2, $3, $4::text::json)`,
+      [envelope.topic, original, envelope.id, JSON.stringify(envelope)],
+      { prepare: true },
+    );
+    // A second statement sees every committed insert, so concurrent adds cannot overfill.
     const evicted = await sql.unsafe(
-      `WITH added AS (
-  INSERT INTO ${t} (topic, original_topic, message_id, envelope) VALUES ($1, $2, $3, $4::text::json)
-  RETURNING id
-)
-DELETE FROM ${t} WHERE original_topic = $2 AND id IN (
-  SELECT id FROM ${t} WHERE original_topic = $2 ORDER BY id DESC OFFSET $5 - 1
+      `DELETE FROM ${t} WHERE original_topic = $1 AND id IN (
+  SELECT id FROM ${t} WHERE original_topic = $1 ORDER BY id DESC OFFSET $2
 )
 RETURNING message_id, envelope`,
-      [envelope.topic, original, envelope.id, JSON.stringify(envelope), this.#o.limit],
+      [original, this.#o.limit],
       { prepare: true },
     );
     for (const row of evicted) {
