@@ -221,8 +221,12 @@ export class SqlTransport implements Transport {
     }
     const conn = await this.#open();
     const q = this.#queries;
-    const rows = await conn.sql.unsafe(q.joinGroup, [spec.topic, spec.group, spec.distribution]);
-    const existing = rows[0]?.distribution;
+    let existing: unknown;
+    for (let i = 0; i < 5 && existing === undefined; i++) {
+      // Empty when another process inserted the group concurrently (not in this snapshot yet).
+      const rows = await conn.sql.unsafe(q.joinGroup, [spec.topic, spec.group, spec.distribution]);
+      existing = rows[0]?.distribution;
+    }
     if (existing !== spec.distribution) {
       throw new Error(
         `Cannot join group "${spec.group}" of topic "${spec.topic}" as ${spec.distribution}: it is ${existing} in PostgreSQL (dropGroup() removes it)`,
