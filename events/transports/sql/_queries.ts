@@ -10,10 +10,17 @@ import type { SqlNames } from "./_schema.ts";
 
 /** The statement texts of one schema. */
 export interface SqlQueries {
-  /** `$1` topic, `$2` envelope JSON text, `$3` channel, `$4` wake payload. */
+  /**
+   * `$1` topic, `$2` envelope JSON text. Returns a row when something was inserted (the caller
+   * then sends the wake-up).
+   */
   readonly publish: string;
-  /** As `publish`, plus `$5` dedupe key and `$6` window in ms. */
+  /** As `publish`, plus `$3` channel and `$4` wake payload: notifies in the same transaction. */
+  readonly publishTx: string;
+  /** As `publish`, plus `$3` dedupe key and `$4` window in ms. */
   readonly publishDedupe: string;
+  /** As `publishTx`, plus `$5` dedupe key and `$6` window in ms. */
+  readonly publishDedupeTx: string;
   /**
    * `$1` topic, `$2` group, `$3` instance (`''` for competing), `$4` owner, `$5` visibility ms,
    * `$6` limit. Returns `id, attempt, envelope`.
@@ -50,7 +57,7 @@ const MS = "* interval '1 millisecond'";
  * @returns The statements.
  */
 export function sqlQueries(n: SqlNames): SqlQueries {
-  const fanOut = (guard: string) => `
+  const fanOut = (guard: string, notify: boolean) => `
 targets AS (
   SELECT g.grp, coalesce(i.instance, '') AS instance
   FROM ${n.groups} g
@@ -62,15 +69,24 @@ targets AS (
   SELECT $1, grp, instance, $2::text::json FROM targets
   RETURNING 1
 )
-SELECT pg_notify($3, $4) FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row`;
-  return {
-    publish: `WITH ${fanOut("")}`,
-    publishDedupe: `WITH seen AS (
-  INSERT INTO ${n.dedupe} AS d (topic, key, expires_at) VALUES ($1, $5, now() + $6::int ${MS})
+SELECT ${
+    notify ? "pg_notify($3, $4)" : "1 AS inserted"
+  } FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row`;
+  const seen = (key: string, windowMs: string) =>
+    `seen AS (
+  INSERT INTO ${n.dedupe} AS d (topic, key, expires_at)
+  VALUES ($1, ${key}, now() + ${windowMs}::int ${MS})
   ON CONFLICT (topic, key) DO UPDATE SET expires_at = excluded.expires_at
   WHERE d.expires_at <= now()
   RETURNING 1
-), ${fanOut(" AND EXISTS (SELECT 1 FROM seen)")}`,
+)`;
+  return {
+    publish: `WITH ${fanOut("", false)}`,
+    publishTx: `WITH ${fanOut("", true)}`,
+    publishDedupe: `WITH ${seen("$3", "$4")}, ${fanOut(" AND EXISTS (SELECT 1 FROM seen)", false)}`,
+    publishDedupeTx: `WITH ${seen("$5", "$6")}, ${
+      fanOut(" AND EXISTS (SELECT 1 FROM seen)", true)
+    }`,
     claim: `UPDATE ${n.queue} AS q
 SET claimed_by = $4, claims = q.claims + 1, available_at = now() + $5::int ${MS}
 FROM (

@@ -38,6 +38,7 @@ import { migrationSql, type SqlNames, sqlNames } from "./_schema.ts";
 import { type SqlQueries, sqlQueries } from "./_queries.ts";
 import { AckBatcher, type ClaimContext, ClaimLoop } from "./_claims.ts";
 import { SqlDeadLetters } from "./dead_letters.ts";
+import { WakeNotifier } from "./_wake.ts";
 
 export type { SqlTransportOptions } from "./_options.ts";
 
@@ -84,6 +85,7 @@ export class SqlTransport implements Transport {
   readonly #timers = new Set<TimerHandle>();
   #opening: Promise<SqlConnection> | undefined;
   #context: ClaimContext | undefined;
+  #wakeups: WakeNotifier | undefined;
   #listening: Promise<{ unlisten(): Promise<void> } | undefined> | undefined;
   #closed = false;
 
@@ -184,22 +186,28 @@ export class SqlTransport implements Transport {
       );
     }
     const conn = await this.#open();
-    const sql = tx ?? conn.sql;
-    const wake = topic.length <= WAKE_TOPIC_MAX ? topic : "";
     const body = JSON.stringify(envelope);
     const dedupe = envelope.dedupeKey;
+    const q = this.#queries;
+    const wake = topic.length <= WAKE_TOPIC_MAX ? topic : "";
     try {
-      if (typeof dedupe === "string") {
-        await sql.unsafe(
-          this.#queries.publishDedupe,
-          [topic, body, this.#names.channel, wake, dedupe, this.#o.dedupeWindow],
-          { prepare: true },
-        );
-      } else {
-        await sql.unsafe(this.#queries.publish, [topic, body, this.#names.channel, wake], {
+      if (tx !== undefined) {
+        // In the caller's transaction: the NOTIFY is sent when (and only if) it commits.
+        const params: unknown[] = [topic, body, this.#names.channel, wake];
+        if (typeof dedupe === "string") params.push(dedupe, this.#o.dedupeWindow);
+        await tx.unsafe(typeof dedupe === "string" ? q.publishDedupeTx : q.publishTx, params, {
           prepare: true,
         });
+        return;
       }
+      const rows = typeof dedupe === "string"
+        ? await conn.sql.unsafe(
+          q.publishDedupe,
+          [topic, body, dedupe, this.#o.dedupeWindow],
+          { prepare: true },
+        )
+        : await conn.sql.unsafe(q.publish, [topic, body], { prepare: true });
+      if (rows.length > 0) this.#notifier(conn).wake(wake);
     } catch (err) {
       throw new Error(
         `Cannot publish to topic "${topic}" on PostgreSQL: ${(err as Error).message}`,
@@ -245,6 +253,10 @@ export class SqlTransport implements Transport {
     this.#startTimers();
     loop.wake();
     return { close: () => this.#leave(loop) };
+  }
+
+  #notifier(conn: SqlConnection): WakeNotifier {
+    return this.#wakeups ??= new WakeNotifier(conn.sql, this.#names.channel, this.#o.logger);
   }
 
   #claimContext(conn: SqlConnection): ClaimContext {
@@ -389,6 +401,7 @@ export class SqlTransport implements Transport {
     const q = this.#queries;
     try {
       await this.#context?.acks.drain();
+      await this.#wakeups?.drain();
       const held = loops.flatMap((l) => l.inflight());
       if (held.length > 0) await conn.sql.unsafe(q.release, [held, 0, this.#owner]);
       for (const l of loops) {
