@@ -18,7 +18,10 @@
  * measures a steady state rather than a backlog growing in memory.
  *
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
- * `--only bare,memory,denokv`.
+ * `--only bare,memory,denokv,sql`.
+ *
+ * `sql`: fw's PostgreSQL transport beside pg-boss on the same database, in a table of its own
+ * (`_bench_sql.ts`; `--sql-messages` 20,000, `--sql-rounds` 2, `--boss-notify`).
  *
  * @module
  */
@@ -216,4 +219,13 @@ for (const concurrency of [1, 100]) {
       } ${r.p99.toFixed(2).padStart(8)}   ${ratio}   (${n.toLocaleString("en")} messages)`,
     );
   }
+}
+
+if (!only || only.has("sql")) {
+  const { benchSql } = await import("./_bench_sql.ts");
+  await benchSql({
+    messages: args["sql-messages"] ? Number(args["sql-messages"]) : undefined,
+    rounds: args["sql-rounds"] ? Number(args["sql-rounds"]) : undefined,
+    bossNotify: "boss-notify" in args,
+  });
 }
