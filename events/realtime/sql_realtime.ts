@@ -291,6 +291,7 @@ export class SqlRealtime implements RealtimeBroker {
     try {
       await ch.handle;
     } catch (err) {
+      ch.handle = undefined; // the next subscribe tries again
       ch.subscribers.delete(subscriber);
       if (ch.subscribers.size === 0) this.#channels.delete(key);
       throw new Error(`${OWNER} cannot LISTEN at ${conn.where}: ${(err as Error).message}`, {

@@ -195,11 +195,12 @@ export class ClaimLoop {
       const admission = this.#offer(row);
       if (admission === "rejected") {
         // Queue full: hand this and the rest back, and offer them again a little later.
-        const back = rows.slice(i).map((r) => r.id).filter((id) =>
-          id === row.id || !this.#inflight.has(id)
-        );
         this.#inflight.delete(row.id);
-        void this.#release(back, REFUSED_RETRY_MS).catch(() => {});
+        const back = rows.slice(i).map((r) => r.id).filter((id) => !this.#inflight.has(id));
+        this.#release(back, REFUSED_RETRY_MS).catch((error) =>
+          // Not handed back: the claims expire after the visibility timeout instead.
+          this.#c.logger?.warn("sql transport: could not hand refused messages back", { error })
+        );
         this.wakeIn(REFUSED_RETRY_MS);
         this.#more = false;
         this.#wanted = false;

@@ -40,8 +40,13 @@ export interface SqlTransportOptions extends SqlSource {
   deadLetterLimit?: number;
   /** How long a `dedupeKey` suppresses repeats, in ms (default 600000). */
   dedupeWindowMs?: number;
-  /** Pool size of the client fw creates from `url` (default 10). */
+  /** Pool size of the client fw creates from `url` for publishing (default 10). */
   poolSize?: number;
+  /**
+   * Size of the second pool fw creates from `url` for claims, acks and heartbeats, once something
+   * subscribes (default 3), so publishing bursts cannot hold consumers back.
+   */
+  consumerPoolSize?: number;
   /** `application_name` of the connections fw creates from `url` (default `"fw-events"`). */
   applicationName?: string;
   /** Clock for heartbeats, polling and local wake-up timers (default the system clock). */
@@ -64,6 +69,7 @@ export interface ResolvedSqlOptions {
   readonly deadLetterLimit: number;
   readonly dedupeWindow: number;
   readonly poolSize: number;
+  readonly consumerPoolSize: number;
   readonly applicationName: string;
   readonly clock: Clock;
   readonly logger?: Logger;
@@ -107,6 +113,7 @@ export function resolveSqlOptions(options: SqlTransportOptions): ResolvedSqlOpti
     deadLetterLimit: integer("deadLetterLimit", options.deadLetterLimit, 1000),
     dedupeWindow: integer("dedupeWindowMs", options.dedupeWindowMs, 600_000),
     poolSize: integer("poolSize", options.poolSize, 10),
+    consumerPoolSize: integer("consumerPoolSize", options.consumerPoolSize, 3),
     applicationName,
     clock: options.clock ?? systemClock,
     logger: options.logger,

@@ -84,6 +84,7 @@ export class SqlTransport implements Transport {
   readonly #loops = new Set<ClaimLoop>();
   readonly #timers = new Set<TimerHandle>();
   #opening: Promise<SqlConnection> | undefined;
+  #consuming: Promise<SqlConnection> | undefined;
   #context: ClaimContext | undefined;
   #wakeups: WakeNotifier | undefined;
   #listening: Promise<{ unlisten(): Promise<void> } | undefined> | undefined;
@@ -134,6 +135,23 @@ export class SqlTransport implements Transport {
       return conn;
     })().catch((err) => {
       this.#opening = undefined;
+      throw err;
+    });
+  }
+
+  /**
+   * The connections of the claim loops: with `url`, a small pool of their own, so a burst of
+   * publishes on the main pool cannot hold back claims and acks (and make claims expire).
+   */
+  #consumer(): Promise<SqlConnection> {
+    if (this.#o.source.client) return this.#open();
+    return this.#consuming ??= this.#open().then(() =>
+      openSql(OWNER, this.#o.source, {
+        max: this.#o.consumerPoolSize,
+        applicationName: this.#o.applicationName,
+      })
+    ).catch((err) => {
+      this.#consuming = undefined;
       throw err;
     });
   }
@@ -247,7 +265,7 @@ export class SqlTransport implements Transport {
       this.#owner,
       this.#o.ttl,
     ]);
-    const loop = new ClaimLoop(spec, listener, this.#claimContext(conn));
+    const loop = new ClaimLoop(spec, listener, this.#claimContext(await this.#consumer()));
     this.#loops.add(loop);
     await this.#listen(conn);
     this.#startTimers();
@@ -316,7 +334,7 @@ export class SqlTransport implements Transport {
   }
 
   async #beat(): Promise<void> {
-    const conn = await this.#open();
+    const conn = await this.#consumer();
     const q = this.#queries;
     const loops = [...this.#loops];
     if (loops.length > 0) {
@@ -398,12 +416,15 @@ export class SqlTransport implements Transport {
     if (!opening) return;
     const conn = await opening.catch(() => undefined);
     if (!conn) return;
+    const consumer = await this.#consuming?.catch(() => undefined);
     const q = this.#queries;
     try {
       await this.#context?.acks.drain();
       await this.#wakeups?.drain();
       const held = loops.flatMap((l) => l.inflight());
-      if (held.length > 0) await conn.sql.unsafe(q.release, [held, 0, this.#owner]);
+      if (held.length > 0) {
+        await (consumer ?? conn).sql.unsafe(q.release, [held, 0, this.#owner]);
+      }
       for (const l of loops) {
         await conn.sql.unsafe(q.leave, [l.spec.topic, l.spec.group, l.spec.instanceId]);
       }
@@ -412,6 +433,7 @@ export class SqlTransport implements Transport {
     } catch (err) {
       this.#o.logger?.warn("sql transport: could not unregister on close", { error: err });
     }
+    await consumer?.close();
     await conn.close();
   }
 }
