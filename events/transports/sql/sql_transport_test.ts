@@ -223,3 +223,35 @@ Deno.test("sqlTransport keeps group names as data, never as SQL", async () => {
     assert.equal(got[0].topic, "sql.odd");
   });
 });
+
+Deno.test("sqlTransport migrates idempotently and LISTENs again after its connections are terminated", async () => {
+  await withPg("relisten", async (track) => {
+    const app = `fw-relisten-${crypto.randomUUID().slice(0, 8)}`;
+    // No polling to fall back on: only the wake-ups (and the catch-up after re-LISTEN) deliver.
+    const consumer = track.transport({ applicationName: app, pollIntervalMs: 600_000 });
+    const publisher = track.transport();
+    await Promise.all([consumer.migrate(), publisher.migrate(), consumer.migrate()]);
+    const bus = track.bus(consumer);
+    const seen: number[] = [];
+    await bus.add(
+      handler(Order).options({ ...FAST, group: "g" }).handle((m) => {
+        seen.push(m.payload.id);
+      }),
+    );
+    await bus.start();
+    const publish = getPublisher(Order, { bus: track.bus(publisher) });
+    await publish({ id: 1 });
+    await until(() => seen.length === 1, 5000, "the first message");
+    const admin = await track.admin();
+    const killed = await admin.sql.unsafe(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+      [app],
+    );
+    assert.ok(killed.length >= 2, `the consumer's connections were terminated (${killed.length})`);
+    await publish({ id: 2 }); // may land while the consumer is not listening
+    await until(() => seen.length === 2, 10_000, "the message published around the reconnect");
+    await publish({ id: 3 });
+    await until(() => seen.length === 3, 10_000, "a message after the reconnect");
+    assert.deepEqual(seen, [1, 2, 3]);
+  });
+});
