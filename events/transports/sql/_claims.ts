@@ -23,6 +23,26 @@ export const REFUSED_RETRY_MS = 250;
 /** Pause after a failed claim before the loop tries again. */
 const ERROR_PAUSE_MS = 200;
 
+/**
+ * Settles like `work`, or rejects after `ms`. A query on a connection that the server killed can,
+ * rarely, never settle; a claim loop or ack batch waiting on it would stall for good. Giving up
+ * is safe: rows a late claim took expire and are claimed again, a late ack is repeated.
+ *
+ * @param work The query.
+ * @param ms Time limit.
+ * @param what For the error message.
+ * @returns Its result.
+ */
+export function withDeadline<T>(work: PromiseLike<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    Promise.resolve(work),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
 /** Shared services of a transport's claim loops. */
 export interface ClaimContext {
   readonly sql: SqlQueryable;
@@ -47,9 +67,12 @@ export class AckBatcher {
   readonly #sql: SqlQueryable;
   readonly #query: string;
 
-  constructor(sql: SqlQueryable, query: string) {
+  readonly #deadline: number;
+
+  constructor(sql: SqlQueryable, query: string, deadlineMs: number) {
     this.#sql = sql;
     this.#query = query;
+    this.#deadline = deadlineMs;
   }
 
   /** Queues one row id; resolves when its delete committed. */
@@ -71,7 +94,11 @@ export class AckBatcher {
       let error: unknown;
       for (let attempt = 1; attempt <= 5; attempt++) {
         try {
-          await this.#sql.unsafe(this.#query, [ids], { prepare: true });
+          await withDeadline(
+            this.#sql.unsafe(this.#query, [ids], { prepare: true }),
+            this.#deadline,
+            "acknowledging messages",
+          );
           error = undefined;
           break;
         } catch (err) {
@@ -161,10 +188,14 @@ export class ClaimLoop {
       let rows: ClaimedRow[];
       try {
         const s = this.spec, c = this.#c;
-        rows = await c.sql.unsafe(
-          c.queries.claim,
-          [s.topic, s.group, this.#instance, c.owner, c.visibility, room],
-          { prepare: true },
+        rows = await withDeadline(
+          c.sql.unsafe(
+            c.queries.claim,
+            [s.topic, s.group, this.#instance, c.owner, c.visibility, room],
+            { prepare: true },
+          ),
+          Math.max(c.visibility, 2000),
+          "claiming messages",
         ) as unknown as ClaimedRow[];
       } catch (err) {
         if (this.#closed) return;

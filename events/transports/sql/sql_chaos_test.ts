@@ -40,9 +40,9 @@ class ConsumerProcess {
   readonly #reading: Promise<void>;
   #stderr = "";
 
-  constructor(schema: string, app: string) {
+  constructor(schema: string, app: string, handlerMs: number) {
     this.#child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--config", config, fixture, PG_URL, schema, app],
+      args: ["run", "-A", "--config", config, fixture, PG_URL, schema, app, String(handlerMs)],
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -118,7 +118,8 @@ Deno.test({
       return rows.length;
     };
     try {
-      for (let i = 0; i < 3; i++) consumers.push(new ConsumerProcess(schema, app));
+      // The first one, the victim, takes 300 ms per message, so it is surely mid-delivery when killed.
+      for (let i = 0; i < 3; i++) consumers.push(new ConsumerProcess(schema, app, i ? 10 : 300));
       for (const c of consumers) await c.ready(60_000);
       const victim = consumers[0];
       let next = 0, published = 0;
@@ -131,9 +132,10 @@ Deno.test({
           120_000,
           "45% published and the victim mid-delivery",
         );
+        const inFlight = victim.running();
         await victim.kill(); // Mid-delivery: it holds claims on messages it has not acked.
         faults.push(
-          `SIGKILLed a consumer with ${victim.running()} handler runs in flight after ${victim.handled()} handled`,
+          `SIGKILLed a consumer with ${inFlight} handler runs in flight after ${victim.handled()} handled`,
         );
         await until(() => published >= TOTAL * 0.7, 120_000, "70% published");
         faults.push(`terminated ${await terminate()} consumer backends`);
@@ -156,7 +158,18 @@ Deno.test({
         }
         return counts.size;
       };
-      await until(() => tally() === TOTAL, 120_000, `all ${TOTAL} messages handled`);
+      try {
+        await until(() => tally() === TOTAL, 120_000, `all ${TOTAL} messages handled`);
+      } catch (err) {
+        const missing = [...Array(TOTAL).keys()].filter((n) => !counts.has(n));
+        const rows = await db.sql.unsafe(
+          `SELECT claimed_by, attempt, claims, available_at - now() AS due,
+             envelope->'payload'->>'n' AS n
+           FROM "${schema}".queue ORDER BY id LIMIT 20`,
+        );
+        console.error("missing", missing.length, missing.slice(0, 20), rows);
+        throw err;
+      }
       await until(
         async () => {
           const rows = await db.sql.unsafe(`SELECT count(*)::int AS n FROM "${schema}".queue`);
@@ -174,6 +187,13 @@ Deno.test({
       assert.equal(counts.size, TOTAL);
       assert.equal(faults.length, 3);
       assert.ok(faults[0].startsWith("terminated") && !faults[0].startsWith("terminated 0"));
+      const unfinished = victim.lines.filter((l) => l.event === "started")
+        .filter((s) => !victim.lines.some((h) => h.event === "handled" && h.n === s.n));
+      assert.ok(unfinished.length > 0, "the victim died with handler runs unfinished");
+      assert.ok(unfinished.every((s) => counts.has(s.n!)), "another consumer handled them");
+    } catch (err) {
+      for (const c of consumers) console.error(`consumer stderr: ${c.stderr.slice(-3000)}`);
+      throw err;
     } finally {
       for (const c of consumers) await c.kill();
       await bus.stop();

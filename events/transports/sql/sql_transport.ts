@@ -36,7 +36,7 @@ import {
 } from "./_options.ts";
 import { migrationSql, type SqlNames, sqlNames } from "./_schema.ts";
 import { type SqlQueries, sqlQueries } from "./_queries.ts";
-import { AckBatcher, type ClaimContext, ClaimLoop } from "./_claims.ts";
+import { AckBatcher, type ClaimContext, ClaimLoop, withDeadline } from "./_claims.ts";
 import { SqlDeadLetters } from "./dead_letters.ts";
 import { WakeNotifier } from "./_wake.ts";
 
@@ -286,7 +286,7 @@ export class SqlTransport implements Transport {
       visibility: o.visibility,
       batchSize: o.batchSize,
       clock: o.clock,
-      acks: new AckBatcher(conn.sql, this.#queries.ack),
+      acks: new AckBatcher(conn.sql, this.#queries.ack, Math.max(o.visibility, 2000)),
       logger: o.logger,
     };
   }
@@ -364,7 +364,7 @@ export class SqlTransport implements Transport {
     let handle: TimerHandle;
     const tick = () => {
       this.#timers.delete(handle);
-      fn().catch((err) => {
+      withDeadline(fn(), Math.max(this.#o.visibility, 2000), "a background task").catch((err) => {
         if (!this.#closed) {
           this.#o.logger?.warn("sql transport: background task failed", { error: err });
         }
