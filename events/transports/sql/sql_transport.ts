@@ -28,13 +28,15 @@ import type {
   TransportCapabilities,
   TransportPublishOptions,
 } from "../../transport.ts";
-import { openSql, type SqlConnection, type SqlQueryable } from "../../_postgres.ts";
+import type { SqlConnection, SqlQueryable } from "../../_postgres.ts";
 import {
   type ResolvedSqlOptions,
   resolveSqlOptions,
   type SqlTransportOptions,
 } from "./_options.ts";
-import { migrationSql, type SqlNames, sqlNames } from "./_schema.ts";
+import { type SqlNames, sqlNames } from "./_schema.ts";
+import { SqlConnections } from "./_connections.ts";
+import { heartbeat } from "./_registry.ts";
 import { type SqlQueries, sqlQueries } from "./_queries.ts";
 import { AckBatcher, type ClaimContext, ClaimLoop, withDeadline } from "./_claims.ts";
 import { SqlDeadLetters } from "./dead_letters.ts";
@@ -83,8 +85,7 @@ export class SqlTransport implements Transport {
   readonly #owner = crypto.randomUUID();
   readonly #loops = new Set<ClaimLoop>();
   readonly #timers = new Set<TimerHandle>();
-  #opening: Promise<SqlConnection> | undefined;
-  #consuming: Promise<SqlConnection> | undefined;
+  readonly #conns: SqlConnections;
   #context: ClaimContext | undefined;
   #wakeups: WakeNotifier | undefined;
   #listening: Promise<{ unlisten(): Promise<void> } | undefined> | undefined;
@@ -100,8 +101,9 @@ export class SqlTransport implements Transport {
     this.#o = resolveSqlOptions(options);
     this.#names = sqlNames(this.#o.schema);
     this.#queries = sqlQueries(this.#names);
+    this.#conns = new SqlConnections(this.#o);
     this.deadLetters = this.#dead = new SqlDeadLetters({
-      sql: async () => (await this.#open()).sql,
+      sql: async () => (await this.#conns.main()).sql,
       names: this.#names,
       limit: this.#o.deadLetterLimit,
       logger: this.#o.logger,
@@ -114,70 +116,14 @@ export class SqlTransport implements Transport {
     return this.#o.schema;
   }
 
-  #open(): Promise<SqlConnection> {
-    if (this.#closed) {
-      return Promise.reject(new Error(`${OWNER} is closed`));
-    }
-    return this.#opening ??= (async () => {
-      const o = this.#o;
-      const conn = await openSql(OWNER, o.source, {
-        max: o.poolSize,
-        applicationName: o.applicationName,
-      });
-      if (o.migrate) {
-        try {
-          await this.#migrateOn(conn.sql);
-        } catch (err) {
-          await conn.close();
-          throw err;
-        }
-      }
-      return conn;
-    })().catch((err) => {
-      this.#opening = undefined;
-      throw err;
-    });
-  }
-
-  /**
-   * The connections of the claim loops: with `url`, a small pool of their own, so a burst of
-   * publishes on the main pool cannot hold back claims and acks (and make claims expire).
-   */
-  #consumer(): Promise<SqlConnection> {
-    if (this.#o.source.client) return this.#open();
-    return this.#consuming ??= this.#open().then(() =>
-      openSql(OWNER, this.#o.source, {
-        max: this.#o.consumerPoolSize,
-        applicationName: this.#o.applicationName,
-      })
-    ).catch((err) => {
-      this.#consuming = undefined;
-      throw err;
-    });
-  }
-
-  async #migrateOn(sql: SqlQueryable): Promise<void> {
-    try {
-      await sql.unsafe(migrationSql(this.#o.schema));
-    } catch (err) {
-      throw new Error(
-        `${OWNER} cannot create its tables in schema "${this.#o.schema}": ${
-          (err as Error).message
-        }`,
-        { cause: err },
-      );
-    }
-  }
-
   /**
    * Creates the schema and tables if they do not exist (idempotent; safe to run from several
    * processes at once). Runs on first use unless the `migrate` option is `false`.
    *
    * @throws {Error} When the database cannot be reached or refuses the DDL.
    */
-  async migrate(): Promise<void> {
-    const conn = await this.#open();
-    if (!this.#o.migrate) await this.#migrateOn(conn.sql);
+  migrate(): Promise<void> {
+    return this.#conns.migrate();
   }
 
   /**
@@ -203,7 +149,7 @@ export class SqlTransport implements Transport {
         `Invalid publish option "tx" for topic "${topic}": expected a transaction of the PostgreSQL client (the tx of sql.begin)`,
       );
     }
-    const conn = await this.#open();
+    const conn = await this.#conns.main();
     const body = JSON.stringify(envelope);
     const dedupe = envelope.dedupeKey;
     const q = this.#queries;
@@ -245,7 +191,7 @@ export class SqlTransport implements Transport {
     if (this.#closed) {
       throw new Error(`Cannot subscribe to topic "${spec.topic}": the transport is closed`);
     }
-    const conn = await this.#open();
+    const conn = await this.#conns.main();
     const q = this.#queries;
     let existing: unknown;
     for (let i = 0; i < 5 && existing === undefined; i++) {
@@ -265,7 +211,7 @@ export class SqlTransport implements Transport {
       this.#owner,
       this.#o.ttl,
     ]);
-    const loop = new ClaimLoop(spec, listener, this.#claimContext(await this.#consumer()));
+    const loop = new ClaimLoop(spec, listener, this.#claimContext(await this.#conns.consumer()));
     this.#loops.add(loop);
     await this.#listen(conn);
     this.#startTimers();
@@ -315,7 +261,7 @@ export class SqlTransport implements Transport {
     await loop.close();
     if (this.#closed) return;
     const s = loop.spec;
-    const conn = await this.#open();
+    const conn = await this.#conns.main();
     await conn.sql.unsafe(this.#queries.leave, [s.topic, s.group, s.instanceId]).then(
       () => {},
       (err) => this.#o.logger?.warn("sql transport: could not unregister", { error: err }),
@@ -334,29 +280,16 @@ export class SqlTransport implements Transport {
   }
 
   async #beat(): Promise<void> {
-    const conn = await this.#consumer();
-    const q = this.#queries;
-    const loops = [...this.#loops];
-    if (loops.length > 0) {
-      await conn.sql.unsafe(q.beat, [
-        loops.map((l) => l.spec.topic),
-        loops.map((l) => l.spec.group),
-        loops.map((l) => l.spec.instanceId),
-        this.#owner,
-        this.#o.ttl,
-      ]);
-    }
-    const held = loops.flatMap((l) => l.inflight());
-    if (held.length > 0) {
-      await conn.sql.unsafe(q.extend, [held, this.#o.visibility, this.#owner]);
-    }
-    const [reaped] = await conn.sql.unsafe(q.reap);
-    if (Number(reaped?.instances ?? 0) > 0) {
-      this.#o.logger?.warn("sql transport: reaped subscriber instances that stopped beating", {
-        instances: Number(reaped.instances),
-        messages: Number(reaped.messages),
-      });
-    }
+    const conn = await this.#conns.consumer();
+    const o = this.#o;
+    await heartbeat({
+      sql: conn.sql,
+      queries: this.#queries,
+      owner: this.#owner,
+      ttl: o.ttl,
+      visibility: o.visibility,
+      logger: o.logger,
+    }, [...this.#loops]);
   }
 
   #every(ms: number, fn: () => Promise<void>): void {
@@ -380,7 +313,7 @@ export class SqlTransport implements Transport {
 
   /** Publishes to `<topic>.dlq` when it has a group, else keeps the dead letter in the table. */
   async deadLetter(envelope: Envelope): Promise<void> {
-    const conn = await this.#open();
+    const conn = await this.#conns.main();
     const groups = await conn.sql.unsafe(this.#queries.hasGroup, [envelope.topic], {
       prepare: true,
     });
@@ -395,7 +328,7 @@ export class SqlTransport implements Transport {
    * @param group Group name.
    */
   async dropGroup(topic: string, group: string): Promise<void> {
-    const conn = await this.#open();
+    const conn = await this.#conns.main();
     await conn.sql.unsafe(this.#queries.dropGroup, [topic, group]);
   }
 
@@ -411,12 +344,9 @@ export class SqlTransport implements Transport {
     for (const t of this.#timers) this.#o.clock.clearTimeout(t);
     this.#timers.clear();
     await Promise.all(loops.map((l) => l.close()));
-    const opening = this.#opening;
     this.#closed = true;
-    if (!opening) return;
-    const conn = await opening.catch(() => undefined);
+    const { main: conn, consumer } = await this.#conns.shut();
     if (!conn) return;
-    const consumer = await this.#consuming?.catch(() => undefined);
     const q = this.#queries;
     try {
       await this.#context?.acks.drain();
