@@ -20,7 +20,7 @@ import { Consumer } from "./consumer.ts";
 import type { Envelope } from "./envelope.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
-import type { DeadLetter, Transport } from "./transport.ts";
+import type { DeadLetter, Transport, TransportPublishOptions } from "./transport.ts";
 
 /** What a publish returns. */
 export interface PublishReceipt {
@@ -171,12 +171,14 @@ export class EventBus {
    * called without a promise of its own.
    *
    * @param envelope The envelope.
+   * @param options `tx`: publish in an open transaction (transactional transports only).
    * @returns Message id and trace id.
    */
-  publishEnvelope(envelope: Envelope): Promise<PublishReceipt> {
+  publishEnvelope(envelope: Envelope, options?: TransportPublishOptions): Promise<PublishReceipt> {
     let route = this.#routes.get(envelope.topic);
     if (route === undefined || route.channel !== envelope.channel) route = this.#route(envelope);
     const { transport, counters } = route;
+    if (options !== undefined) return this.#publishWith(route, envelope, options);
     if (transport.publishNow !== undefined) {
       try {
         transport.publishNow(envelope);
@@ -187,6 +189,26 @@ export class EventBus {
       return Promise.resolve({ messageId: envelope.id, traceId: envelope.traceId });
     }
     return transport.publish(envelope).then(() => {
+      counters.ok.add(1);
+      return { messageId: envelope.id, traceId: envelope.traceId };
+    });
+  }
+
+  /** Publishes with transport options (`tx`): only transactional transports take a `tx`. */
+  #publishWith(
+    { transport, counters }: PublishRoute,
+    envelope: Envelope,
+    options: TransportPublishOptions,
+  ): Promise<PublishReceipt> {
+    if (options.tx !== undefined && !transport.capabilities.transactional) {
+      const name = this.#router.select(envelope.topic, envelope.channel);
+      return Promise.reject(
+        new TypeError(
+          `Invalid publish option "tx" for topic "${envelope.topic}": transport "${name}" cannot publish in a transaction`,
+        ),
+      );
+    }
+    return transport.publish(envelope, options).then(() => {
       counters.ok.add(1);
       return { messageId: envelope.id, traceId: envelope.traceId };
     });

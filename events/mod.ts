@@ -162,6 +162,7 @@ export {
   type SubscriptionSpec,
   type Transport,
   type TransportCapabilities,
+  type TransportPublishOptions,
 } from "./transport.ts";
 export type {
   RealtimeBroker,

@@ -31,6 +31,13 @@ export interface PublishOptions {
   attributes?: Record<string, string>;
   /** Explicit trace id; wins over the inherited one. */
   traceId?: string;
+  /**
+   * An open transaction to publish in (the outbox pattern), for a transport that supports it
+   * (`sqlTransport` from `@fw/events/sql`: the `tx` of postgres.js `sql.begin`). The message is
+   * stored in that transaction, so it is delivered only if the transaction commits. Other
+   * transports reject the option.
+   */
+  tx?: unknown;
 }
 
 /** The function returned by {@linkcode getPublisher}. */
@@ -179,6 +186,8 @@ export function getPublisher<S extends SchemaLike>(
     } catch (err) {
       return Promise.reject(err);
     }
-    return bus.publishEnvelope(envelope);
+    return opts.tx === undefined
+      ? bus.publishEnvelope(envelope)
+      : bus.publishEnvelope(envelope, { tx: opts.tx });
   };
 }

@@ -90,6 +90,21 @@ export interface TransportCapabilities {
   readonly external: boolean;
   /** A publish returns only after every subscriber admitted the message (overflow throws). */
   readonly admission: boolean;
+  /**
+   * Publish accepts {@linkcode TransportPublishOptions.tx}: the message is written in the caller's
+   * open database transaction (the outbox pattern). Absent means `false`.
+   */
+  readonly transactional?: boolean;
+}
+
+/** Per-publish options a transport may support. */
+export interface TransportPublishOptions {
+  /**
+   * An open transaction of the transport's database client (such as the `tx` of postgres.js
+   * `sql.begin`): the message is written in it, so it exists only if that transaction commits.
+   * Only transports whose `capabilities.transactional` is true accept it.
+   */
+  readonly tx?: unknown;
 }
 
 /** A reliable handler transport. */
@@ -99,7 +114,7 @@ export interface Transport {
   /** Guarantees. */
   readonly capabilities: TransportCapabilities;
   /** Publishes one envelope to every subscription of its topic. */
-  publish(envelope: Envelope): Promise<void>;
+  publish(envelope: Envelope, options?: TransportPublishOptions): Promise<void>;
   /** Joins a subscription group as one instance. */
   subscribe(spec: SubscriptionSpec, listener: DeliveryListener): Promise<Subscription>;
   /**

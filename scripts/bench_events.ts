@@ -22,12 +22,15 @@
  * measures a steady state rather than a backlog growing in memory.
  *
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
- * `--nats-messages <n>`, `--only bare,memory,denokv,nats`.
+ * `--nats-messages <n>`, `--only bare,memory,denokv,nats,sql`.
  *
  * Redis (`scripts/_bench_redis.ts`): fw's Redis Streams transport beside BullMQ and a bare Redis
  * Streams loop on the same Redis, 20,000 jobs at concurrency 1 and 50. Options:
  * `--redis-messages <n>`, `--redis-rounds <n>` (3), `--redis-url <url>`, `--only
  * redis|fw-redis,bullmq,raw-redis`.
+ *
+ * `sql`: fw's PostgreSQL transport beside pg-boss on the same database, in a table of its own
+ * (`_bench_sql.ts`; `--sql-messages` 20,000, `--sql-rounds` 2, `--boss-notify`).
  *
  * @module
  */
@@ -246,5 +249,14 @@ if (!only || redisSystems.some((s) => only.has(s))) {
     window: WINDOW,
     concurrencies: [1, 50],
     only,
+  });
+}
+
+if (!only || only.has("sql")) {
+  const { benchSql } = await import("./_bench_sql.ts");
+  await benchSql({
+    messages: args["sql-messages"] ? Number(args["sql-messages"]) : undefined,
+    rounds: args["sql-rounds"] ? Number(args["sql-rounds"]) : undefined,
+    bossNotify: "boss-notify" in args,
   });
 }

@@ -1,0 +1,220 @@
+/**
+ * The one module of `@fw/events` that imports the npm `postgres` client (porsager's postgres.js
+ * v3). The SQL transport and the SQL realtime broker talk to PostgreSQL through the small
+ * structural {@linkcode SqlClient} interface below, so a user may pass any compatible client (a
+ * postgres.js `sql` instance satisfies it as is), and this file is the only place that knows how to
+ * create one from a URL and how to explain a failed first connection without leaking a password.
+ *
+ * @module
+ */
+
+/** A row as the client returns it. */
+export type SqlRow = Record<string, unknown>;
+
+/**
+ * Anything fw can run a query on: a postgres.js `sql` instance, or the `tx` handle inside
+ * `sql.begin(async (tx) => ...)`. Queries use `$1`-style parameters; fw never interpolates a
+ * value into SQL text, and quotes every identifier it builds itself.
+ */
+export interface SqlQueryable {
+  /** Runs one query with positional parameters and resolves to its rows. */
+  unsafe(
+    query: string,
+    parameters?: unknown[],
+    options?: { prepare?: boolean },
+  ): PromiseLike<readonly SqlRow[]>;
+}
+
+/** A live `LISTEN`, as returned by {@linkcode SqlClient.listen}. */
+export interface SqlListenHandle {
+  /** Stops listening on the channel. */
+  unlisten(): Promise<void>;
+}
+
+/**
+ * What fw needs from a PostgreSQL client. A postgres.js v3 `sql` instance has every member:
+ * `listen` keeps one dedicated connection for all channels, `LISTEN`s again after that connection
+ * drops and calls `onListen` after each (re)`LISTEN`, which is where fw catches up.
+ */
+export interface SqlClient extends SqlQueryable {
+  /** Listens on a channel (unquoted name; the client quotes it). */
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onListen?: () => void,
+  ): PromiseLike<SqlListenHandle>;
+  /** Closes the connections (waits for running queries up to `timeout` seconds). */
+  end(options?: { timeout?: number }): PromiseLike<void>;
+}
+
+/** Where an SQL transport or broker gets its connection: a URL, or a client of yours. */
+export interface SqlSource {
+  /** A `postgres://` URL: fw creates the client (a small pool) and closes it on `close()`. */
+  readonly url?: string;
+  /** A client of yours (a postgres.js `sql` instance); fw never closes it. */
+  readonly client?: SqlClient;
+}
+
+/** An opened source. */
+export interface SqlConnection {
+  /** The client. */
+  readonly sql: SqlClient;
+  /** Where it connects, for messages: `host "h:5432", database "d"` (never the password). */
+  readonly where: string;
+  /** Closes the client when fw created it. */
+  close(): Promise<void>;
+}
+
+/** Options fw applies to a client it creates from a URL. */
+export interface SqlConnectOptions {
+  /** Pool size (default 10). */
+  readonly max?: number;
+  /** `application_name` of every connection (lets operators and tests find them). */
+  readonly applicationName?: string;
+}
+
+function describe(url: string): string {
+  try {
+    const u = new URL(url);
+    const host = u.host || "localhost";
+    const db = decodeURIComponent(u.pathname.replace(/^\//, "")) || u.username || "(default)";
+    return `host "${host}", database "${db}"`;
+  } catch {
+    return "an unparsable URL";
+  }
+}
+
+/** Removes the password of `url` from a message, wherever it appears. */
+function redact(message: string, url: string | undefined): string {
+  if (!url) return message;
+  try {
+    const pw = decodeURIComponent(new URL(url).password);
+    return pw ? message.split(pw).join("***") : message;
+  } catch {
+    return message;
+  }
+}
+
+/**
+ * Checks a {@linkcode SqlSource}: exactly one of `url` and `client`, a `postgres:` or
+ * `postgresql:` URL, a client with the needed methods.
+ *
+ * @param owner Name for messages, such as `sqlTransport()`.
+ * @param source The source.
+ * @throws {TypeError} Naming the option that is wrong.
+ */
+export function checkSqlSource(owner: string, source: SqlSource): void {
+  const { url, client } = source ?? {};
+  if ((url === undefined) === (client === undefined)) {
+    throw new TypeError(`Invalid ${owner} options: give either "url" or "client"`);
+  }
+  if (url !== undefined) {
+    let scheme = "";
+    try {
+      scheme = new URL(url).protocol;
+    } catch {
+      // reported below
+    }
+    if (scheme !== "postgres:" && scheme !== "postgresql:") {
+      throw new TypeError(
+        `Invalid ${owner} option "url": expected a postgres:// URL, got ${describe(String(url))}`,
+      );
+    }
+  }
+  if (client !== undefined) {
+    for (const method of ["unsafe", "listen", "end"] as const) {
+      if (typeof (client as unknown as Record<string, unknown>)[method] !== "function") {
+        throw new TypeError(
+          `Invalid ${owner} option "client": the PostgreSQL client has no ${method}() method`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * Opens a source and checks the connection with one query. With `url`, creates a postgres.js
+ * client that reconnects on its own after a connection drops.
+ *
+ * @param owner Name for messages.
+ * @param source The URL or the client.
+ * @param options Pool size and application name (URL only).
+ * @returns The connection.
+ * @throws {Error} `<owner> cannot connect to PostgreSQL at host "h", database "d": ...` when the
+ *   first query fails (the password never appears).
+ */
+export async function openSql(
+  owner: string,
+  source: SqlSource,
+  options: SqlConnectOptions = {},
+): Promise<SqlConnection> {
+  checkSqlSource(owner, source);
+  let sql: SqlClient;
+  let owned = false;
+  const where = source.url !== undefined ? describe(source.url) : "the given client";
+  if (source.url !== undefined) {
+    const { default: postgres } = await import("postgres");
+    sql = postgres(source.url, {
+      max: options.max ?? 10,
+      onnotice: () => {},
+      connect_timeout: 10,
+      ...(options.applicationName
+        ? { connection: { application_name: options.applicationName } }
+        : {}),
+    }) as unknown as SqlClient;
+    owned = true;
+  } else {
+    sql = source.client!;
+  }
+  try {
+    await sql.unsafe("SELECT 1");
+  } catch (error) {
+    if (owned) await Promise.resolve(sql.end({ timeout: 0 })).catch(() => {});
+    const detail = redact(String((error as Error)?.message ?? error), source.url);
+    throw new Error(`${owner} cannot connect to PostgreSQL at ${where}: ${detail}`, {
+      cause: error,
+    });
+  }
+  let closed = false;
+  return {
+    sql,
+    where,
+    async close(): Promise<void> {
+      if (closed || !owned) return;
+      closed = true;
+      await Promise.resolve(sql.end({ timeout: 1 })).catch(() => {});
+    },
+  };
+}
+
+/**
+ * Checks an SQL identifier fw builds names from (a schema, a channel prefix): letters, digits and
+ * `_`, starting with a letter or `_`, at most `max` bytes.
+ *
+ * @param owner Name for messages.
+ * @param option The option name.
+ * @param value The value.
+ * @param max Longest allowed (PostgreSQL truncates names past 63 bytes).
+ * @returns The value.
+ * @throws {TypeError} Naming the option.
+ */
+export function sqlIdentifier(owner: string, option: string, value: unknown, max = 48): string {
+  if (typeof value !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value) || value.length > max) {
+    throw new TypeError(
+      `Invalid ${owner} option "${option}" ${
+        JSON.stringify(String(value))
+      }: expected letters, digits and "_" (not first), at most ${max} characters`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Quotes an identifier for SQL text (`"my""name"`).
+ *
+ * @param name The identifier.
+ * @returns It, double-quoted with inner quotes doubled.
+ */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
