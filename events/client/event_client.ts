@@ -79,7 +79,7 @@ export interface EventClient {
   ): EventSubscription;
   /** Current connection state. */
   readonly state: ClientState;
-  /** How many WebSocket connections were opened so far. */
+  /** How many connections the server welcomed so far (one per successful (re)connect). */
   readonly connections: number;
   /** The server's discovery document, once read. */
   readonly discovery: DiscoveryDocument | undefined;
@@ -263,7 +263,6 @@ class Client implements EventClient {
         ),
       );
     }
-    this.connections++;
     this.#socket = ws;
     ws.onopen = () => {
       this.#lastSeen = Date.now();
@@ -389,6 +388,7 @@ class Client implements EventClient {
 
   #onWelcome(f: Record<string, unknown>): void {
     this.#attempt = 0;
+    this.connections++;
     this.#setState("open");
     const interval = typeof f.pingIntervalMs === "number" ? f.pingIntervalMs : 0;
     clearInterval(this.#watchdog);
