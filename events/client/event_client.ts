@@ -2,7 +2,7 @@
  * `eventClient({ url, token, reconnect })`: the browser and mobile client of the fw Event Server
  * (`fw.events.v1`). One WebSocket carries every subscription; a lost connection is re-opened with
  * full-jitter exponential back-off, a fresh token, and each subscription resumes after the last
- * stream id it received. Browser-safe: no `Deno.*`, no server transport.
+ * stream id it received. Browser-safe: no Deno namespace, no server transport.
  *
  * @module
  */
