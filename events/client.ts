@@ -24,6 +24,7 @@ export {
   type EventClientOptions,
   type ReconnectOptions,
 } from "./client/event_client.ts";
+export { type DiscoveryDocument, type DiscoveryTopic, EVENTS_PROTOCOL } from "./protocol/frames.ts";
 export { EventClientError, type EventClientErrorCode } from "./client/errors.ts";
 export { discoveryUrl, isCompatibleEventServer, readDiscovery } from "./client/compatible.ts";
 export {

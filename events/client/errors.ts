@@ -44,6 +44,8 @@ export class EventClientError extends Error {
   readonly topic?: string;
 
   /**
+   * Creates the error.
+   *
    * @param code Stable code.
    * @param message Human-readable detail.
    * @param topic The topic concerned.
