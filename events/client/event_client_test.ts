@@ -254,3 +254,62 @@ Deno.test("eventClient() reports frames it does not understand and callbacks tha
     await server.shutdown();
   }
 });
+
+Deno.test("eventClient() surfaces recovered false and gaps, and stops for good on close 4000", async () => {
+  let upgrades = 0;
+  const closed = Promise.withResolvers<void>();
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (req) => {
+    upgrades++;
+    const { socket, response } = Deno.upgradeWebSocket(req);
+    socket.onclose = () => closed.resolve();
+    socket.onmessage = (e) => {
+      const f = JSON.parse(e.data);
+      if (f.type === "hello") {
+        socket.send(JSON.stringify({
+          type: "welcome",
+          protocol: "fw.events.v1",
+          connection: "c1",
+          authenticated: false,
+          pingIntervalMs: 0,
+        }));
+      } else if (f.type === "subscribe") {
+        socket.send(
+          JSON.stringify({ type: "subscribed", sub: f.sub, topic: f.topic, recovered: false }),
+        );
+        socket.send(JSON.stringify({
+          type: "gap",
+          sub: f.sub,
+          topic: f.topic,
+          after: f.from,
+          reason: "disconnected",
+        }));
+        socket.close(4000, "unsupported protocol");
+      }
+    };
+    return response;
+  });
+  const seen: string[] = [];
+  const client = eventClient({ url: `ws://127.0.0.1:${server.addr.port}/`, discovery: false });
+  try {
+    const sub = client.subscribe("a.b", () => {}, {
+      from: "41",
+      onSubscribed: ({ recovered, resumed }) => seen.push(`subscribed ${recovered} ${resumed}`),
+      onGap: ({ after, reason }) => seen.push(`gap ${after} ${reason}`),
+      onError: (e) => seen.push(`error ${e.code}`),
+    });
+    await closed.promise;
+    await until("the client to stop", () => client.state === "closed");
+    assert.deepEqual(seen, [
+      "subscribed false true",
+      "gap 41 disconnected",
+      "error incompatible_server",
+    ]);
+    assert.equal(sub.recovered, false);
+    assert.equal(sub.state, "closed");
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(upgrades, 1, "no reconnect after 4000");
+  } finally {
+    client.close();
+    await server.shutdown();
+  }
+});
