@@ -20,10 +20,10 @@
 export {
   type ClientState,
   type EventClient,
-  eventClient,
   type EventClientOptions,
   type ReconnectOptions,
-} from "./client/event_client.ts";
+} from "./client/client_types.ts";
+export { eventClient } from "./client/event_client.ts";
 export { type DiscoveryDocument, type DiscoveryTopic, EVENTS_PROTOCOL } from "./protocol/frames.ts";
 export { EventClientError, type EventClientErrorCode } from "./client/errors.ts";
 export { discoveryUrl, isCompatibleEventServer, readDiscovery } from "./client/compatible.ts";

@@ -6,6 +6,8 @@ const ENTRY = new URL("events/client.ts", ROOT).pathname;
 /** The only modules `@fw/events/client` may load: its own folder and browser-safe protocol files. */
 const ALLOWED = [
   "events/client.ts",
+  "events/client/_payload_check.ts",
+  "events/client/client_types.ts",
   "events/client/compatible.ts",
   "events/client/errors.ts",
   "events/client/event_client.ts",
