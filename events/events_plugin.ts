@@ -33,6 +33,10 @@ import { activateBus } from "./publisher.ts";
 import { createTransportRouter, type RouteRule } from "./routing.ts";
 import type { Transport } from "./transport.ts";
 import { httpBrokerTransport } from "./transports/http_broker/http_broker.ts";
+import {
+  eventServerTransport,
+  type EventServerTransportOptions,
+} from "./transports/eventserver/eventserver.ts";
 
 /** Options of {@linkcode events} (spec 2.9). */
 export interface EventsOptions {
@@ -48,8 +52,13 @@ export interface EventsOptions {
   manifest?: LoaderManifest;
   /** Broker endpoint; wins over `EVENTS_ENDPOINT`. */
   endpoint?: string;
-  /** One explicit transport. */
-  transport?: Transport;
+  /**
+   * One explicit transport, or `"eventserver"`: publish through a managed Event Server configured
+   * by `eventServer` (see `eventServerTransport()`).
+   */
+  transport?: Transport | "eventserver";
+  /** Settings of `transport: "eventserver"`: origin, audience, contract version, token source. */
+  eventServer?: EventServerTransportOptions;
   /** Named transports. */
   transports?: Readonly<Record<string, Transport>>;
   /** Routing rules over `transports`. */
@@ -82,7 +91,7 @@ export interface EventsPlugin extends Plugin {
   redrive(ids?: readonly string[]): Promise<number>;
 }
 
-function checkOptions(o: EventsOptions): void {
+function checkOptions(o: EventsOptions & { transport?: Transport }): void {
   if (typeof o !== "object" || o === null) {
     throw new TypeError("Invalid events() options: expected an object");
   }
@@ -125,6 +134,25 @@ function checkOptions(o: EventsOptions): void {
       `Invalid events() option "brokerPort": expected a port number or false, got ${o.brokerPort}`,
     );
   }
+}
+
+/** The explicit transport: the one given, or the managed one for `transport: "eventserver"`. */
+function explicitTransport(o: EventsOptions): Transport | undefined {
+  if (typeof o !== "object" || o === null) return undefined;
+  if (o.transport === "eventserver") {
+    if (typeof o.eventServer !== "object" || o.eventServer === null) {
+      throw new TypeError(
+        'Invalid events() options: transport "eventserver" needs "eventServer": { origin, audience, contractVersion, tokenSource }',
+      );
+    }
+    return eventServerTransport(o.eventServer);
+  }
+  if (typeof o.transport === "string") {
+    throw new TypeError(
+      `Invalid events() option "transport": expected a transport object or "eventserver", got "${o.transport}"`,
+    );
+  }
+  return o.transport;
 }
 
 /** Handler definitions exported by discovered modules: `[file#export, definition]`, sorted. */
@@ -170,7 +198,8 @@ function handlersOf(
  * ```
  */
 export function events(options: EventsOptions = {}): EventsPlugin {
-  checkOptions(options);
+  const explicit = explicitTransport(options);
+  checkOptions({ ...options, transport: explicit });
   let bus: EventBus | undefined;
   let broker: MemoryBroker | undefined;
   let local: LocalBroker | undefined;
@@ -198,7 +227,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
     async warmup(ctx: AppContext) {
       let transports: Readonly<Record<string, Transport>>;
       if (options.transports) transports = options.transports;
-      else if (options.transport) transports = { [options.transport.name]: options.transport };
+      else if (explicit) transports = { [explicit.name]: explicit };
       else {
         const endpoint = options.endpoint ?? ctx.env("EVENTS_ENDPOINT");
         if (endpoint) transports = { local: httpBrokerTransport({ url: endpoint }) };
@@ -215,6 +244,11 @@ export function events(options: EventsOptions = {}): EventsPlugin {
           });
           transports = { memory: broker };
         }
+      }
+      for (const t of Object.values(transports)) {
+        // Start-up checks of transports that have one (the managed transport's contract version).
+        const ready = (t as { ready?: () => Promise<void> }).ready;
+        if (typeof ready === "function") await ready.call(t);
       }
       bus = new EventBus({
         transports,

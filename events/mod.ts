@@ -142,6 +142,15 @@ export { createTransportRouter, type RouteRule, type TransportRouter } from "./r
 export { MemoryBroker, type MemoryBrokerOptions } from "./transports/memory_broker.ts";
 export { events, type EventsOptions, type EventsPlugin } from "./events_plugin.ts";
 export {
+  type EventServerTransport,
+  eventServerTransport,
+  type EventServerTransportOptions,
+} from "./transports/eventserver/eventserver.ts";
+export {
+  type EventServerOutcome,
+  EventServerPublishError,
+} from "./transports/eventserver/errors.ts";
+export {
   type LocalBroker,
   type LocalBrokerOptions,
   serveLocalBroker,

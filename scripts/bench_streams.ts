@@ -20,8 +20,11 @@
  *    subscribers of fw's `eventServer()` against bare `Deno.serve`, alternating over `--rounds` (2):
  *    RSS per connection, publish-to-receive p50/p99, fan-out, and their ratios.
  *
+ * 4. Client (`scripts/_bench_client.ts`): `--client-subscribers` (1,000) Deno `eventClient`s against
+ *    a raw `fw.events.v1` WebSocket client: client-side receive rate and end-to-end p99.
+ *
  * Options: `--connections <n>`, `--subscribers <n>`, `--duration <s>`, `--batch <n>` (messages per
- * publish round, 10), `--only idle|fanout|eventserver`, `--servers fw,bare`, `--es-subscribers <n>`,
+ * publish round, 10), `--only idle|fanout|eventserver|client`, `--servers fw,bare`, `--es-subscribers <n>`,
  * `--rounds <n>`.
  *
  * @module
@@ -36,7 +39,7 @@ const subscribers = Number(args.subscribers ?? 1_000);
 const duration = Number(args.duration ?? 5);
 const batch = Number(args.batch ?? 10);
 const servers = (args.servers ?? "bare,fw").split(",");
-const only = args.only as "idle" | "fanout" | "eventserver" | undefined;
+const only = args.only as "idle" | "fanout" | "eventserver" | "client" | undefined;
 const dir = new URL(".", import.meta.url).pathname;
 
 /** A child process that speaks JSON lines. */
@@ -178,7 +181,7 @@ console.log(
   `bench:streams: ${connections} idle connections per transport, fan-out to ${subscribers} ` +
     `subscribers for ${duration}s (batch ${batch}), servers ${servers.join(", ")}\n`,
 );
-if (only !== "fanout" && only !== "eventserver") {
+if (only !== "fanout" && only !== "eventserver" && only !== "client") {
   const rows: IdleResult[] = [];
   for (const transport of ["sse", "ws"] as const) {
     for (const kind of servers) rows.push(await idle(kind, transport));
@@ -186,7 +189,7 @@ if (only !== "fanout" && only !== "eventserver") {
   console.log("Idle connections held (server RSS after a full GC):");
   console.table(rows);
 }
-if (only !== "idle" && only !== "eventserver") {
+if (only !== "idle" && only !== "eventserver" && only !== "client") {
   const rows: FanoutResult[] = [];
   for (const transport of ["sse", "ws"] as const) {
     for (const kind of servers) rows.push(await fanout(kind, transport));
@@ -200,6 +203,14 @@ if (only === undefined || only === "eventserver") {
     subscribers: Number(args["es-subscribers"] ?? 10_000),
     duration,
     batch,
+    rounds: Number(args.rounds ?? 2),
+  });
+}
+if (only === undefined || only === "client") {
+  const { benchClient } = await import("./_bench_client.ts");
+  await benchClient({
+    subscribers: Number(args["client-subscribers"] ?? 1_000),
+    duration,
     rounds: Number(args.rounds ?? 2),
   });
 }
