@@ -137,3 +137,29 @@ Deno.test("http() rejects bad shutdownTimeoutMs and bodyTimeoutMs at start-up, n
     await t.stop();
   }
 });
+
+Deno.test("http({ shutdownTimeoutMs }) stops the application past the deadline, with a warning", async () => {
+  let release!: () => void;
+  const held = new Promise<void>((r) => release = r);
+  let entered!: () => void;
+  const inside = new Promise<void>((r) => entered = r);
+  const t = await serve({
+    "GET /hang": endpoint().handle(async () => {
+      entered();
+      await held;
+      return "late";
+    }),
+  }, { http: { shutdownTimeoutMs: 50 } });
+  const pending = fetch(`${t.url}/hang`).then((r) => r.text()).catch(() => "cut");
+  try {
+    await inside;
+    await t.stop();
+    assert.ok(
+      t.sink.records.some((r) => r.level === "warn" && /shutdownTimeoutMs/.test(r.message)),
+    );
+    assert.equal(t.app.address, undefined);
+  } finally {
+    release();
+    await pending;
+  }
+});
