@@ -1,6 +1,6 @@
 /**
  * The one module that imports `fast-check` (a test-only dependency in the root `deno.json`), and
- * the settings every property test shares: a fixed number of runs (`FC_RUNS`, default 200, so the
+ * the settings every property test shares: a fixed number of runs (`FC_RUNS`, default 100, so the
  * suite stays fast and CI runs the same count every time) and a seed that is printed when a
  * property fails (fast-check puts `seed` and `path` in the message). Re-run a failure with
  * `FC_SEED=<seed> deno test -A tests/property/`.
@@ -10,11 +10,11 @@
 
 import fc from "fast-check";
 
-const runs = Number(Deno.env.get("FC_RUNS") ?? 200);
+const runs = Number(Deno.env.get("FC_RUNS") ?? 100);
 const seed = Deno.env.get("FC_SEED");
 
 fc.configureGlobal({
-  numRuns: Number.isInteger(runs) && runs > 0 ? runs : 200,
+  numRuns: Number.isInteger(runs) && runs > 0 ? runs : 100,
   ...(seed !== undefined ? { seed: Number(seed) } : {}),
 });
 
