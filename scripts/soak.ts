@@ -79,6 +79,8 @@ const { app: appUrl, streams: streamsUrl } = ready;
 // ------------------------------------------------------------------ accounting
 
 const counts = { requests: 0, sse: 0, ws: 0, handled: 0, failedAttempts: 0 };
+/** Clients connecting or connected right now, by kind. */
+const live = { sse: 0, ws: 0 };
 const unexpected: string[] = [];
 const fail = (what: string) => {
   if (unexpected.length < 50) unexpected.push(what);
@@ -156,26 +158,35 @@ async function httpWorker(): Promise<void> {
 // ------------------------------------------------------------------ SSE and WebSocket clients
 
 async function sseClient(stayMs: number): Promise<void> {
+  live.sse++;
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), stayMs);
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  // Under load, aborting the signal alone sometimes leaves a pending body read hanging in Deno's
+  // fetch; cancelling the reader as well always ends it.
+  const timer = setTimeout(() => {
+    abort.abort();
+    reader?.cancel().catch(() => {});
+  }, stayMs);
   try {
     const res = await fetch(`${streamsUrl}/feed`, {
       headers: { accept: "text/event-stream" },
       signal: abort.signal,
     });
     if (res.status !== 200) fail(`SSE /feed: ${res.status}`);
-    const reader = res.body!.getReader();
+    reader = res.body!.getReader();
     for (;;) if ((await reader.read()).done) break;
   } catch (error) {
     if (!abort.signal.aborted) fail(`SSE /feed: ${(error as Error).message}`);
   } finally {
     clearTimeout(timer);
+    live.sse--;
   }
   counts.sse++;
 }
 
 function wsClient(stayMs: number, n: number): Promise<void> {
-  return new Promise((resolve) => {
+  live.ws++;
+  return new Promise<void>((resolve) => {
     const room = `room-${n % 20}`;
     const ws = new WebSocket(`${streamsUrl.replace("http", "ws")}/chat/${room}?name=soak${n}`);
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -203,7 +214,7 @@ function wsClient(stayMs: number, n: number): Promise<void> {
       counts.ws++;
       resolve();
     };
-  });
+  }).finally(() => live.ws--);
 }
 
 async function clientSlot(n: number): Promise<void> {
@@ -258,7 +269,7 @@ async function sampler(): Promise<void> {
       console.log(
         `t=${s.t}s rss=${mb(s.rss)}MB heap=${
           mb(s.heapUsed)
-        }MB requests=${counts.requests} sse=${counts.sse} ws=${counts.ws} events=${counts.handled} failed-attempts=${counts.failedAttempts} unexpected=${unexpected.length} unhandled-rejections=${unhandled}`,
+        }MB requests=${counts.requests} sse=${counts.sse} ws=${counts.ws} live-sse=${live.sse} live-ws=${live.ws} events=${counts.handled} failed-attempts=${counts.failedAttempts} unexpected=${unexpected.length} unhandled-rejections=${unhandled}`,
       );
     } catch (error) {
       fail(`memory sample: ${(error as Error).message}`);
