@@ -1,7 +1,8 @@
 /**
  * `http()`: serves an application on `Deno.serve`. Port 0 picks a free port; the bound address
- * is on `app.address`. SIGINT and SIGTERM stop the application gracefully (in-flight requests
- * finish first).
+ * is on `app.address`. SIGINT and SIGTERM stop the whole application gracefully, then exit:
+ * streams close, the listener closes, in-flight requests finish (up to `shutdownTimeoutMs`), then
+ * the other plugins stop (events finish the deliveries they admitted and close their transports).
  *
  * @module
  */
