@@ -213,7 +213,7 @@ function wsClient(stayMs: number, n: number): Promise<void> {
     const guard = setTimeout(() => {
       if (settled) return;
       settled = true;
-      fail(`WebSocket /chat/${room}: no close within ${stayMs + 10_000} ms`);
+      fail(`WebSocket /chat/${room}: no close within ${Math.round(stayMs + 10_000)} ms`);
       try {
         ws.close();
       } catch {
