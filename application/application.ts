@@ -114,6 +114,7 @@ export class Application {
   readonly #ctx: AppContext;
   #phase: Phase = "new";
   #warming?: Promise<void>;
+  #stopping: Promise<void> | undefined = undefined;
   #http: HttpSettings = { maxBodyBytes: 1024 * 1024, trustProxy: false };
   #meter: Meter = noopMeter;
   #providers: ContextProvider[] = [];
@@ -154,6 +155,7 @@ export class Application {
         return app.#server;
       },
       setServer: (server) => void (this.#server = server),
+      stop: () => this.stop(),
       env,
       addRoute: (route) => this.#addRoute(route),
       addMiddleware: (mw) => {
@@ -337,15 +339,29 @@ export class Application {
   }
 
   /**
-   * Closes open stream connections (SSE streams end, WebSockets close with 1001), stops every
-   * plugin in reverse order (`http()` drains in-flight requests), then disposes the container's
-   * singletons.
+   * Stops in order: closes open stream connections (SSE streams end, WebSockets close with
+   * 1001), drains every plugin in registration order (`http()` stops listening and lets in-flight
+   * requests finish, up to its `shutdownTimeoutMs`), stops every plugin in reverse order (`events()`
+   * finishes admitted deliveries, then closes its transports), then disposes the container's
+   * singletons. Calling it again, or while it runs, returns the same promise.
    */
-  async stop(): Promise<void> {
-    if (this.#phase === "stopped") return;
+  stop(): Promise<void> {
+    if (this.#stopping) return this.#stopping;
+    if (this.#phase === "stopped") return Promise.resolve();
     this.#phase = "stopped";
+    return this.#stopping = this.#stop().finally(() => this.#stopping = undefined);
+  }
+
+  async #stop(): Promise<void> {
     const errors: unknown[] = [];
     await closeStreams(this.#ctx);
+    for (const p of this.#plugins) {
+      try {
+        await p.drain?.(this.#ctx);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
     for (const p of [...this.#plugins].reverse()) {
       try {
         await p.stop?.(this.#ctx);

@@ -7,13 +7,16 @@
  * - malformed JSON -> 400 in the validation shape with field `body`;
  * - nesting deeper than {@linkcode MAX_BODY_DEPTH} -> 400;
  * - `__proto__` and `constructor` keys are removed at every level, so the parsed value can never
- *   change a prototype, whatever code later merges it.
+ *   change a prototype, whatever code later merges it;
+ * - a body that does not arrive within the time limit (`http({ bodyTimeoutMs })`, default 30 s
+ *   under `http()`) -> 408.
  *
  * @module
  */
 
 import {
   PayloadTooLargeException,
+  RequestTimeoutException,
   UnsupportedMediaTypeException,
   ValidationException,
 } from "@fw/runtime";
@@ -108,10 +111,12 @@ function invalid(message: string): ValidationException {
  *
  * @param req The request.
  * @param maxBytes The size limit in bytes.
+ * @param timeoutMs The longest wait for the whole body in milliseconds (default: no limit).
  * @returns The parsed value, or `undefined` when the request has no body (or an empty one).
  * @throws {UnsupportedMediaTypeException} (415) When a body is sent with a non-JSON content type.
  * @throws {PayloadTooLargeException} (413) When the body is larger than `maxBytes`.
  * @throws {ValidationException} (400, field `body`) When the JSON is malformed or too deep.
+ * @throws {RequestTimeoutException} (408) When the body does not arrive within `timeoutMs`.
  *
  * @example
  * ```ts
@@ -127,8 +132,23 @@ function invalid(message: string): ValidationException {
  * assert.equal(Object.hasOwn(body as object, "__proto__"), false);
  * ```
  */
-export function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
-  return readJson(req, maxBytes, true);
+export function readJsonBody(
+  req: Request,
+  maxBytes: number,
+  timeoutMs?: number,
+): Promise<unknown> {
+  return readJson(req, maxBytes, true, timeoutMs);
+}
+
+function timed<T>(read: Promise<T>, timeoutMs: number | undefined): Promise<T> {
+  if (timeoutMs === undefined || timeoutMs === Infinity) return read;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new RequestTimeoutException(`Request body not received within ${timeoutMs} ms`));
+    }, timeoutMs);
+  });
+  return Promise.race([read, expired]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -138,7 +158,12 @@ export function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
  *
  * @internal
  */
-export function readJson(req: Request, maxBytes: number, stripKeys: boolean): Promise<unknown> {
+export function readJson(
+  req: Request,
+  maxBytes: number,
+  stripKeys: boolean,
+  timeoutMs?: number,
+): Promise<unknown> {
   const headers = req.headers;
   const length = headers.get("content-length");
   // Only touch `req.body` when there is no Content-Length: creating the stream costs time.
@@ -164,11 +189,16 @@ export function readJson(req: Request, maxBytes: number, stripKeys: boolean): Pr
     // `req.json()` is markedly faster than `req.text()` + `JSON.parse()` in Deno; a tiny body
     // still goes through the text path so that a whitespace-only body counts as no body.
     if (bytes > SMALL_BODY) {
-      return req.json().then((value) => checked(value, stripKeys), malformed);
+      return timed(req.json(), timeoutMs).then(
+        (value) => checked(value, stripKeys),
+        (err) => err instanceof RequestTimeoutException ? Promise.reject(err) : malformed(err),
+      );
     }
-    return req.text().then((text) => parse(text, maxBytes, stripKeys));
+    return timed(req.text(), timeoutMs).then((text) => parse(text, maxBytes, stripKeys));
   }
-  return readText(req.body!, maxBytes).then((text) => parse(text, maxBytes, stripKeys));
+  return timed(readText(req.body!, maxBytes), timeoutMs).then((text) =>
+    parse(text, maxBytes, stripKeys)
+  );
 }
 
 /** Bodies up to this many bytes are read as text first (see `readJson`). */

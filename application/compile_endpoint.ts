@@ -154,7 +154,12 @@ class CompiledEndpoint {
    * `async` frame on this path, and no async scope around the read).
    */
   #withBody(ctx: RequestContext, values: Record<string, unknown> | undefined): Promise<Response> {
-    return readJson(ctx.req, this.#app.http.maxBodyBytes, false).then(
+    return readJson(
+      ctx.req,
+      this.#app.http.maxBodyBytes,
+      false,
+      this.#app.http.bodyTimeoutMs,
+    ).then(
       (raw) => this.#afterBody(raw, ctx, values),
       (error) => this.#fail(error),
     );

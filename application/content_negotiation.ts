@@ -2,7 +2,7 @@
  * Content negotiation for object and array results (spec 4.2): picks the response format from the
  * request's `Accept` header, honouring q-values.
  *
- * A missing or empty `Accept`, the full wildcard and `application/*` give JSON. Among acceptable types the
+ * A missing or empty `Accept` (or one of empty list elements only), the full wildcard and `application/*` give JSON. Among acceptable types the
  * highest q wins; ties go to the more specific range (`text/html` over `text/*`), then to the
  * range listed first, then to the server's order (the order of {@linkcode MEDIA_TYPES}).
  *
@@ -131,7 +131,10 @@ const seen = new Map<string, MediaType | null>();
 
 function choose(accept: string): MediaType | undefined {
   const entries = parseAccept(accept);
-  if (entries.length === 0) return accept.trim() === "" ? JSON_TYPE : undefined;
+  if (entries.length === 0) {
+    // a header of empty list elements only (`Accept: ,`) says nothing, like an absent one
+    return /^[\s,]*$/.test(accept) ? JSON_TYPE : undefined;
+  }
   let best: MediaType | undefined;
   let bestQ = 0, bestSpec = -1, bestIndex = 0;
   for (const media of MEDIA_TYPES) {

@@ -1,12 +1,16 @@
 /**
  * `http()`: serves an application on `Deno.serve`. Port 0 picks a free port; the bound address
- * is on `app.address`. SIGINT and SIGTERM stop the application gracefully (in-flight requests
- * finish first).
+ * is on `app.address`. SIGINT and SIGTERM stop the whole application gracefully, then exit:
+ * streams close, the listener closes, in-flight requests finish (up to `shutdownTimeoutMs`), then
+ * the other plugins stop (events finish the deliveries they admitted and close their transports).
  *
  * @module
  */
 
 import type { AppContext, Plugin, RequestInfo, ServerInfo } from "@fw/runtime";
+import { compileTrustProxy, type ProxyTrust, type TrustProxyOption } from "./_proxy.ts";
+
+export type { TrustProxyOption } from "./_proxy.ts";
 
 /** Connection facts with the peer address read only when asked (it costs a system call). */
 class ConnInfo implements RequestInfo {
@@ -24,13 +28,56 @@ export interface HttpOptions {
   hostname?: string;
   /** Largest accepted request body in bytes (default 1 MiB); larger bodies get 413. */
   maxBodyBytes?: number;
-  /** Trust `X-Forwarded-For` for the client address (rate-limit keys). Default false. */
-  trustProxy?: boolean;
+  /**
+   * Which peers may report the client's address (rate-limit keys), scheme (`ctx.secured()`) and
+   * host (`ctx.host()`) through `Forwarded` (RFC 7239, preferred when present) or
+   * `X-Forwarded-For` / `-Proto` / `-Host`. Default `false`: those headers are ignored.
+   *
+   * - `true`: the socket peer is a proxy, whatever its address (one hop).
+   * - a number: that many hops, counting the socket peer, are proxies.
+   * - addresses and CIDR ranges (`["10.0.0.0/8", "::1"]` or `"loopback, 10.0.0.0/8"`; `loopback`,
+   *   `linklocal` and `uniquelocal` name the private ranges): exactly those peers are proxies.
+   *
+   * Headers from a peer that is not trusted are ignored entirely.
+   */
+  trustProxy?: TrustProxyOption;
   /** Stop gracefully on SIGINT/SIGTERM (default true). */
   signals?: boolean;
+  /**
+   * How long a graceful stop waits for in-flight requests, in milliseconds (default 10,000). Past
+   * it, remaining connections are cut and the application stops anyway.
+   */
+  shutdownTimeoutMs?: number;
+  /**
+   * How long reading a request body may take, in milliseconds, once the handler asks for it
+   * (default 30,000). A slower upload is answered 408 Request Timeout.
+   */
+  bodyTimeoutMs?: number;
 }
 
-function check(options: HttpOptions, portEnv: string | undefined): Required<HttpOptions> {
+interface Settings {
+  port: number;
+  hostname: string;
+  maxBodyBytes: number;
+  proxyTrust: ProxyTrust | undefined;
+  signals: boolean;
+  shutdownTimeoutMs: number;
+  bodyTimeoutMs: number;
+}
+
+function duration(name: string, value: number | undefined, fallback: number): number {
+  const ms = value ?? fallback;
+  if (typeof ms !== "number" || !(ms > 0)) {
+    throw new TypeError(
+      `Invalid http() option "${name}": expected a positive number of milliseconds, got ${
+        JSON.stringify(value)
+      }`,
+    );
+  }
+  return ms;
+}
+
+function check(options: HttpOptions, portEnv: string | undefined): Settings {
   const port = options.port ?? (portEnv !== undefined ? Number(portEnv) : 8000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new TypeError(
@@ -53,8 +100,10 @@ function check(options: HttpOptions, portEnv: string | undefined): Required<Http
     port,
     hostname,
     maxBodyBytes,
-    trustProxy: options.trustProxy === true,
+    proxyTrust: compileTrustProxy(options.trustProxy),
     signals: options.signals !== false,
+    shutdownTimeoutMs: duration("shutdownTimeoutMs", options.shutdownTimeoutMs, 10_000),
+    bodyTimeoutMs: duration("bodyTimeoutMs", options.bodyTimeoutMs, 30_000),
   };
 }
 
@@ -80,14 +129,37 @@ function check(options: HttpOptions, portEnv: string | undefined): Required<Http
  * ```
  */
 export function http(options: HttpOptions = {}): Plugin {
-  let settings: Required<HttpOptions>;
+  let settings: Settings;
   let server: Deno.HttpServer<Deno.NetAddr> | undefined;
   let onSignal: (() => void) | undefined;
+  /** Stops listening and waits for in-flight requests, up to `shutdownTimeoutMs`. */
+  const drain = async (ctx: AppContext): Promise<void> => {
+    const running = server;
+    if (!running) return;
+    server = undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), settings.shutdownTimeoutMs);
+    });
+    const outcome = await Promise.race([running.shutdown(), deadline]);
+    clearTimeout(timer);
+    if (outcome === "timeout") {
+      ctx.logger.warn(
+        `In-flight requests still running after ${settings.shutdownTimeoutMs} ms (shutdownTimeoutMs): stopping anyway`,
+      );
+    }
+    ctx.setServer(undefined);
+  };
   return {
     name: "http",
     setup(ctx: AppContext) {
       settings = check(options, ctx.env("PORT"));
-      ctx.setHttp({ maxBodyBytes: settings.maxBodyBytes, trustProxy: settings.trustProxy });
+      ctx.setHttp({
+        maxBodyBytes: settings.maxBodyBytes,
+        trustProxy: settings.proxyTrust !== undefined,
+        proxyTrust: settings.proxyTrust,
+        bodyTimeoutMs: settings.bodyTimeoutMs,
+      });
     },
     start(ctx: AppContext) {
       let info: ServerInfo = { hostname: settings.hostname, port: settings.port, url: "" };
@@ -111,7 +183,11 @@ export function http(options: HttpOptions = {}): Plugin {
           if (stopping) return;
           stopping = true;
           ctx.logger.info("Signal received: stopping gracefully");
-          server?.shutdown().finally(() => Deno.exit(0));
+          const done = ctx.stop ? ctx.stop() : drain(ctx);
+          done.then(() => Deno.exit(0), (err) => {
+            ctx.logger.error("Stopping after a signal failed", { error: String(err) });
+            Deno.exit(1);
+          });
         };
         for (const sig of ["SIGINT", "SIGTERM"] as const) {
           try {
@@ -121,6 +197,9 @@ export function http(options: HttpOptions = {}): Plugin {
           }
         }
       }
+    },
+    drain(ctx: AppContext) {
+      return drain(ctx);
     },
     async stop(ctx: AppContext) {
       if (onSignal) {
@@ -133,11 +212,7 @@ export function http(options: HttpOptions = {}): Plugin {
         }
         onSignal = undefined;
       }
-      if (server) {
-        await server.shutdown();
-        server = undefined;
-        ctx.setServer(undefined);
-      }
+      await drain(ctx);
     },
   };
 }

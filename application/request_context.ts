@@ -21,6 +21,7 @@ import {
 } from "@fw/runtime";
 import { invalidInput } from "./_errors.ts";
 import { readJsonBody } from "./body.ts";
+import { clientFacts } from "./_proxy.ts";
 import { urlOf } from "./_dispatch.ts";
 import type { MediaType } from "./content_negotiation.ts";
 
@@ -77,12 +78,6 @@ export interface ContextShared {
   readonly app: AppContext;
   /** The initial `ctx.statusCode`. */
   readonly status: number;
-}
-
-function firstValue(header: string | null): string | undefined {
-  if (header === null) return undefined;
-  const comma = header.indexOf(",");
-  return (comma < 0 ? header : header.slice(0, comma)).trim();
 }
 
 /**
@@ -187,22 +182,24 @@ export class RequestContext<P = RawParams, Q = RawQuery, B = unknown>
 
   /** The body: validated when `.body()` is used, else read as JSON on first call. */
   body(): Promise<B> {
-    return this.#body ??= this._bodyReady
-      ? Promise.resolve(this._bodyValue as B)
-      : readJsonBody(this.req, this.#shared.app.http.maxBodyBytes) as Promise<B>;
+    return this.#body ??= this._bodyReady ? Promise.resolve(this._bodyValue as B) : readJsonBody(
+      this.req,
+      this.#shared.app.http.maxBodyBytes,
+      this.#shared.app.http.bodyTimeoutMs,
+    ) as Promise<B>;
   }
 
   /** True for HTTPS (or a trusted `X-Forwarded-Proto: https`). */
   secured(): boolean {
     if (this.url.startsWith("https:")) return true;
     return this.#shared.app.http.trustProxy &&
-      firstValue(this.req.headers.get("x-forwarded-proto"))?.toLowerCase() === "https";
+      clientFacts(this.req, this.#info, this.#shared.app.http).proto === "https";
   }
 
   /** The host and port (a trusted `X-Forwarded-Host` wins). */
   host(): string {
     if (this.#shared.app.http.trustProxy) {
-      const forwarded = firstValue(this.req.headers.get("x-forwarded-host"));
+      const forwarded = clientFacts(this.req, this.#info, this.#shared.app.http).host;
       if (forwarded) return forwarded;
     }
     if (this.#pathStart < 0) this.#locate();

@@ -94,6 +94,11 @@ export function toNumber(s: string): number | string {
   const first = s.charCodeAt(0), last = s.charCodeAt(s.length - 1);
   const plain = last >= 48 && last <= 57 && ((first >= 48 && first <= 57) || first === 45);
   if (!plain && (s === "" || s.trim() !== s)) return s;
+  // `Number()` also reads `0x1f`, `0b11` and `0o7`: only decimal notation is a number here
+  if (first === 48 && s.length > 2) {
+    const radix = s.charCodeAt(1) | 32;
+    if (radix === 120 || radix === 98 || radix === 111) return s;
+  }
   const n = Number(s);
   return Number.isFinite(n) ? n : s;
 }

@@ -84,7 +84,11 @@ Deno.test("toNumber() coerces numeric strings and leaves the rest", () => {
   assert.equal(toNumber(" 4"), " 4");
   assert.equal(toNumber("4 "), "4 ");
   assert.equal(toNumber(""), "");
-  assert.equal(toNumber("0x10"), 16);
+  // decimal notation only: hex, binary and octal literals stay strings
+  assert.equal(toNumber("0x10"), "0x10");
+  assert.equal(toNumber("0B11"), "0B11");
+  assert.equal(toNumber("0o7"), "0o7");
+  assert.equal(toNumber("007"), 7);
   assert.equal(toNumber("abc"), "abc");
   assert.equal(toNumber("-"), "-");
   assert.equal(toNumber("--1"), "--1");

@@ -65,8 +65,15 @@ export interface RouteRegistration {
 export interface HttpSettings {
   /** Largest accepted request body in bytes (default 1 MiB). */
   readonly maxBodyBytes: number;
-  /** Trust `X-Forwarded-For` for the client address (default false). */
+  /** True when some proxy is trusted for the client address, scheme and host (default false). */
   readonly trustProxy: boolean;
+  /**
+   * Which forwarding hops are trusted: `hop` 0 is the socket peer, 1 the last forwarded entry, and
+   * so on. Without it, `trustProxy: true` trusts the socket peer only (one hop).
+   */
+  readonly proxyTrust?: (address: string, hop: number) => boolean;
+  /** Longest time to wait for the rest of a request body, in milliseconds (`http()` sets it). */
+  readonly bodyTimeoutMs?: number;
 }
 
 /** What a plugin sees of the application. */
@@ -103,6 +110,11 @@ export interface AppContext {
   dispatch(req: Request, info?: Partial<RequestInfo>): Response | Promise<Response>;
   /** Records the listening address (server plugins, on start and stop). */
   setServer(server: ServerInfo | undefined): void;
+  /**
+   * Stops the whole application, in order (server plugins call it on SIGTERM). Optional so that
+   * hand-made contexts in tests need not provide it.
+   */
+  stop?(): Promise<void>;
 }
 
 /** A unit of composition: `application().use(plugin)`. */
@@ -115,6 +127,12 @@ export interface Plugin {
   warmup?(ctx: AppContext): void | Promise<void>;
   /** Listens or subscribes. */
   start?(ctx: AppContext): void | Promise<void>;
+  /**
+   * Stops taking new work and finishes what was admitted (a server stops listening and lets
+   * in-flight requests finish). Runs for every plugin, in registration order, before any `stop`,
+   * so that requests still running can use every other plugin.
+   */
+  drain?(ctx: AppContext): void | Promise<void>;
   /** Drains in-flight work and releases resources. */
   stop?(ctx: AppContext): void | Promise<void>;
 }

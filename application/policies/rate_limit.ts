@@ -2,16 +2,17 @@
  * The rate-limit policy of one route (`.rateLimit({ max, windowMs })`): option checks at
  * start-up, the client key, the count, the 429 answer and the `RateLimit-*` headers.
  *
- * The key is the route plus the peer address. `X-Forwarded-For` is read only when
- * `http({ trustProxy: true })` is set, and then its last entry (the address your proxy saw; the
- * entries before it are whatever the client sent). Every response of the route carries
+ * The key is the route plus the client address: the peer address, or, when `http({ trustProxy })`
+ * trusts that peer, the address the trusted proxies report (`Forwarded` or `X-Forwarded-For`,
+ * walked from the right; entries a client wrote itself are never believed). Every response of the route carries
  * `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds); a request over the
  * limit gets 429 in the error shape with `Retry-After` (seconds).
  *
  * @module
  */
 
-import type { AppContext, RequestInfo } from "@fw/runtime";
+import type { AppContext, HttpSettings, RequestInfo } from "@fw/runtime";
+import { clientFacts } from "../_proxy.ts";
 import { jsonError } from "../_errors.ts";
 import type { RateLimitOptions } from "../endpoint_types.ts";
 import { MemoryRateLimitStore, type RateLimitHit } from "./rate_limit_store.ts";
@@ -76,30 +77,18 @@ export function checkRateLimitOptions(options: RateLimitOptions): RateLimitOptio
   return Object.freeze({ ...options });
 }
 
-function lastValue(header: string): string {
-  const comma = header.lastIndexOf(",");
-  return (comma < 0 ? header : header.slice(comma + 1)).trim();
-}
-
 /**
- * The client address used as the rate-limit key: the peer address, or with `trustProxy` the last
- * `X-Forwarded-For` entry; `"unknown"` when neither is known (for example under `app.fetch()`
- * without `remoteAddr`).
+ * The client address used as the rate-limit key: the peer address, or the address the trusted
+ * proxies report; `"unknown"` when neither is known (for example under `app.fetch()` without
+ * `remoteAddr`).
  *
  * @param req The request.
  * @param info Connection facts.
- * @param trustProxy Whether `X-Forwarded-For` is trusted.
+ * @param http The HTTP settings (proxy trust).
  * @returns The address.
  */
-export function clientAddress(req: Request, info: RequestInfo, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = req.headers.get("x-forwarded-for");
-    if (forwarded !== null) {
-      const last = lastValue(forwarded);
-      if (last !== "") return last;
-    }
-  }
-  return info.remoteAddr?.hostname ?? "unknown";
+export function clientAddress(req: Request, info: RequestInfo, http: HttpSettings): string {
+  return clientFacts(req, info, http).address;
 }
 
 /** One counted request: the numbers for the headers, and whether it is over the limit. */
@@ -149,7 +138,7 @@ export class RateLimitPolicy {
    * @returns The result, synchronously for the memory store.
    */
   hit(req: Request, info: RequestInfo): RateLimitResult | Promise<RateLimitResult> {
-    const address = clientAddress(req, info, this.#app.http.trustProxy);
+    const address = clientAddress(req, info, this.#app.http);
     const key = this.#prefix + (this.#key === undefined ? address : this.#key(req, address));
     const hit = this.store.hit(key, this.#windowMs);
     return hit instanceof Promise ? hit.then((h) => this.#result(h)) : this.#result(hit);

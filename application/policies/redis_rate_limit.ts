@@ -12,6 +12,12 @@
  * `url`, the store creates (with `npm:redis`, this module being the one that imports it),
  * connects and, on `close()`, closes its own client.
  *
+ * While Redis cannot be reached the store fails closed by default: the limited route answers 500
+ * (the error is logged) rather than letting unlimited traffic through. With `failOpen: true` it
+ * lets requests through uncounted instead (the error is still reported, through `onError`). A
+ * lost connection is retried in the background; once Redis is back, counting resumes (with the
+ * counts Redis kept, if it persists them).
+ *
  * @example
  * ```ts ignore
  * import { endpoint } from "@fw/application";
@@ -53,6 +59,13 @@ export interface RedisRateLimitStoreOptions {
   readonly url?: string;
   /** Prefix of every key (default `fw:ratelimit:`). */
   readonly prefix?: string;
+  /**
+   * Let requests through, uncounted, while Redis cannot be reached (default `false`: the route
+   * answers 500 until Redis is back).
+   */
+  readonly failOpen?: boolean;
+  /** Called with each Redis error swallowed by `failOpen` (default: none). */
+  readonly onError?: (error: unknown) => void;
 }
 
 /** The atomic fixed-window counter. */
@@ -83,6 +96,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   #owned: OwnedClient | undefined;
   #ready: Promise<RedisScriptClient> | undefined;
   #sha: string | undefined;
+  readonly #failOpen: boolean;
+  readonly #onError: ((error: unknown) => void) | undefined;
 
   /**
    * Creates a store; prefer {@linkcode redisRateLimitStore}.
@@ -103,6 +118,8 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.#client = client;
     this.#url = url;
     this.#prefix = options.prefix ?? "fw:ratelimit:";
+    this.#failOpen = options.failOpen === true;
+    this.#onError = options.onError;
   }
 
   #connect(): Promise<RedisScriptClient> {
@@ -139,10 +156,22 @@ export class RedisRateLimitStore implements RateLimitStore {
    *
    * @param key The route and client key (the prefix is added).
    * @param windowMs The window length.
-   * @returns The count and the time left in the window.
-   * @throws {Error} When Redis cannot be reached (the request then answers 500).
+   * @returns The count and the time left in the window (count 0 when Redis is down and
+   *   `failOpen` is set).
+   * @throws {Error} When Redis cannot be reached and `failOpen` is not set (the request then
+   *   answers 500).
    */
   async hit(key: string, windowMs: number): Promise<RateLimitHit> {
+    if (!this.#failOpen) return await this.#hit(key, windowMs);
+    try {
+      return await this.#hit(key, windowMs);
+    } catch (error) {
+      this.#onError?.(error);
+      return { count: 0, resetMs: windowMs };
+    }
+  }
+
+  async #hit(key: string, windowMs: number): Promise<RateLimitHit> {
     const client = this.#client ?? await this.#connect();
     const options = { keys: [this.#prefix + key], arguments: [String(Math.ceil(windowMs))] };
     let reply: unknown;

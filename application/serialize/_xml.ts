@@ -4,8 +4,9 @@
  * Mapping: the value is wrapped in a `root` element; object keys become elements; array items
  * become repeated `item` elements; `null` becomes an empty element; numbers and booleans become
  * text. Key names that are not valid XML names are sanitised (invalid characters become `_`, and
- * a name that starts with a digit, `-`, `.` or `xml` is prefixed with `_`). Text is escaped and
- * characters XML 1.0 cannot carry are replaced with U+FFFD.
+ * a name that starts with a digit, `-`, `.` or `xml` is prefixed with `_`). Text is escaped
+ * (`&`, `<`, `>`, quotes, and a carriage return as `&#13;`, which XML parsers would otherwise read as a line
+ * feed) and characters XML 1.0 cannot carry are replaced with U+FFFD.
  *
  * @module
  */
@@ -15,7 +16,7 @@ import { XMLBuilder } from "fast-xml-parser";
 const builder = new XMLBuilder({
   format: false,
   ignoreAttributes: true,
-  processEntities: true,
+  processEntities: false, // text() escapes, so that a carriage return survives parsing
   suppressEmptyNode: false,
 });
 
@@ -39,8 +40,17 @@ export function xmlName(key: string): string {
   return name;
 }
 
+const ESCAPES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&apos;",
+  "\r": "&#13;",
+};
+
 function text(value: string): string {
-  return value.replace(NOT_XML_CHAR, "\uFFFD");
+  return value.replace(NOT_XML_CHAR, "\uFFFD").replace(/[&<>"'\r]/g, (c) => ESCAPES[c]);
 }
 
 function convert(value: unknown): unknown {

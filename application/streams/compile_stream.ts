@@ -199,7 +199,11 @@ class CompiledStream {
       const invalid = validateParamsAndQuery(ctx, this.#params, this.#query);
       if (invalid !== undefined) return invalid;
       if (!ws && this.#body !== undefined) {
-        const raw = await readJsonBody(req, this.#app.http.maxBodyBytes);
+        const raw = await readJsonBody(
+          req,
+          this.#app.http.maxBodyBytes,
+          this.#app.http.bodyTimeoutMs,
+        );
         if (raw === undefined && !this.#bodyOptional) {
           return invalidInput([{ field: "body", message: "body is required" }]);
         }

@@ -9,7 +9,7 @@ import { createLogger, type Logger, MemorySink, type Plugin } from "@fw/runtime"
 import { api } from "../api.ts";
 import { type Application, application, type ApplicationOptions } from "../application.ts";
 import type { EndpointDefinition } from "../endpoint_types.ts";
-import { http } from "../http.ts";
+import { http, type HttpOptions } from "../http.ts";
 
 /** Routes keyed by `"METHOD /path"`. */
 export type Routes = Record<string, EndpointDefinition>;
@@ -19,7 +19,7 @@ export interface MakeAppOptions extends ApplicationOptions {
   /** Plugins added before the routes (oauth, telemetry). */
   plugins?: Plugin[];
   /** Serve over a socket with these `http()` settings. */
-  http?: { trustProxy?: boolean };
+  http?: HttpOptions;
 }
 
 /** An application, its log sink and (when served) its base URL. */
