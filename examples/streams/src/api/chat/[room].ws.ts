@@ -34,6 +34,9 @@ export default endpoint()
       for (const { value } of history) await ctx.send(value);
       for await (const { value } of feed) await ctx.send(value);
     })();
+    // the member may leave while a send is in flight: that rejection must not go unhandled (it
+    // would end the process) while the loop below is still reading
+    forward.catch(() => {});
     room.publish(say("join"));
     try {
       for await (const { text } of ctx.messages()) room.publish(say("message", text));
