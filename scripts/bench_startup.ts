@@ -4,7 +4,9 @@
  *
  * For each subject a fresh `deno run -A` process is spawned; the benchmark polls its port and
  * reports the time from spawn to the first 200 response, and the process's resident memory
- * (`VmRSS` from `/proc/<pid>/status`) right after that response. Rounds alternate the order of the
+ * (`VmRSS` from `/proc/<pid>/status`) and the CPU time it has used (all threads, from
+ * `/proc/<pid>/task/<tid>/schedstat`; steadier than wall time on a loaded machine) right after that
+ * response. Rounds alternate the order of the
  * subjects to cancel drift; one untimed warm-up run per subject first fills Deno's caches
  * (transpiled modules, npm packages), as on any host that starts the same code again. Medians,
  * per-round ratios and the ratios of the medians to bare and to Hono are printed.
@@ -51,8 +53,27 @@ async function rssMb(pid: number): Promise<number> {
   return kb / 1024;
 }
 
+/**
+ * CPU time a process has used so far, in ms: the sum over its threads of the time spent running
+ * (`/proc/<pid>/task/<tid>/schedstat`). Less sensitive than wall time to a loaded machine.
+ */
+async function cpuMs(pid: number): Promise<number> {
+  let ns = 0;
+  for await (const task of Deno.readDir(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(
+        (await Deno.readTextFile(`/proc/${pid}/task/${task.name}/schedstat`)).split(" ")[0],
+      );
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return ns / 1e6;
+}
+
 interface Sample {
   ms: number;
+  cpu: number;
   rss: number;
 }
 
@@ -96,7 +117,8 @@ async function run(subject: Subject): Promise<Sample> {
       }
     }
     const ms = performance.now() - start;
-    return { ms, rss: await rssMb(child.pid) };
+    const cpu = await cpuMs(child.pid);
+    return { ms, cpu, rss: await rssMb(child.pid) };
   } finally {
     if (!exited) child.kill("SIGKILL");
     await child.status;
@@ -120,6 +142,9 @@ for (let r = 0; r < rounds; r++) {
 const ms = Object.fromEntries(
   subjects.map((s) => [s.name, median(samples[s.name].map((x) => x.ms))]),
 );
+const cpu = Object.fromEntries(
+  subjects.map((s) => [s.name, median(samples[s.name].map((x) => x.cpu))]),
+);
 const rss = Object.fromEntries(
   subjects.map((s) => [s.name, median(samples[s.name].map((x) => x.rss))]),
 );
@@ -131,13 +156,18 @@ const ratio = (a: number | undefined, b: number | undefined) =>
 console.log(
   `\nstart to first 200 and RSS after it, median of ${rounds} rounds, ${Deno.build.target}`,
 );
-console.log("| subject | start ms | /bare | /hono | RSS MB | RSS /bare |");
-console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
+console.log(
+  "| subject | start ms | /bare | /hono | CPU ms | /bare | /hono | RSS MB | RSS /bare |",
+);
+console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
 for (const s of subjects) {
+  const n = s.name;
   console.log(
-    `| ${s.name} | ${ms[s.name].toFixed(1)} | ${ratio(ms[s.name], ms.bare)} | ${
-      ratio(ms[s.name], ms.hono)
-    } | ${rss[s.name].toFixed(1)} | ${ratio(rss[s.name], rss.bare)} |`,
+    `| ${n} | ${ms[n].toFixed(1)} | ${ratio(ms[n], ms.bare)} | ${ratio(ms[n], ms.hono)} | ${
+      cpu[n].toFixed(1)
+    } | ${ratio(cpu[n], cpu.bare)} | ${ratio(cpu[n], cpu.hono)} | ${rss[n].toFixed(1)} | ${
+      ratio(rss[n], rss.bare)
+    } |`,
   );
 }
 console.log("\nper-round start-time ratios:");

@@ -1,14 +1,14 @@
 /**
  * The interactive documentation page of `api({ openapi: { docs } })`: Swagger UI, served from the
- * files of the `swagger-ui-dist` npm package (read once at start-up from Deno's npm cache), so the
- * page never loads anything from a CDN. A Content-Security-Policy keeps it that way.
+ * files of the `swagger-ui-dist` npm package (read from Deno's npm cache by `_docs_assets.ts` the
+ * first time the page asks for them, so start-up neither loads the package nor reads its 1.5 MB),
+ * so the page never loads anything from a CDN. A Content-Security-Policy keeps it that way.
  *
  * Only `_serve.ts` imports this module, dynamically, when `docs` is set.
  *
  * @module
  */
 
-import getAbsoluteFSPath from "swagger-ui-dist/absolute-path.js";
 import type { RouteRegistration } from "@fw/runtime";
 
 /** What the page needs to know. */
@@ -41,6 +41,19 @@ async function asset(body: Uint8Array<ArrayBuffer>, type: string): Promise<Asset
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", body));
   const hex = [...digest.slice(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("");
   return { body, type, etag: `"${hex}"` };
+}
+
+/** One Swagger UI file, read and hashed on first request (a failed read is retried next time). */
+function lazyAsset(file: string, type: string): () => Promise<Asset> {
+  let loading: Promise<Asset> | undefined;
+  return () =>
+    loading ??= (async () => {
+      const { readSwaggerFile } = await import("./_docs_assets.ts");
+      return asset(await readSwaggerFile(file), type);
+    })().catch((error) => {
+      loading = undefined;
+      throw error;
+    });
 }
 
 function escapeHtml(s: string): string {
@@ -97,52 +110,45 @@ function policy(servers: readonly string[]): string {
   ].join("; ");
 }
 
+function respond(req: Request, a: Asset, csp: string): Response {
+  const headers: Record<string, string> = {
+    "content-type": a.type,
+    "cache-control": "no-cache",
+    etag: a.etag,
+    "x-content-type-options": "nosniff",
+  };
+  if (a.type.startsWith("text/html")) headers["content-security-policy"] = csp;
+  if (req.headers.get("if-none-match") === a.etag) {
+    return new Response(null, { status: 304, headers });
+  }
+  return new Response(a.body, { headers });
+}
+
 /**
- * Reads the Swagger UI files and returns the routes of the page and its assets.
+ * The routes of the page and its assets. The page and `init.js` are built here; the Swagger UI
+ * files are read on their first request.
  *
  * @param options Page path, document URL, title and servers.
  * @returns GET routes: the page, `init.js`, the stylesheet, the bundle and the icon.
- * @throws {Error} When the npm package's files cannot be read (the message names the folder).
  */
 export async function docsRoutes(options: DocsPageOptions): Promise<RouteRegistration[]> {
-  const dir = getAbsoluteFSPath() as string;
-  const assets = new Map<string, Asset>();
-  try {
-    for (const [file, type] of Object.entries(FILES)) {
-      assets.set(
-        `${options.path}/${file}`,
-        await asset(await Deno.readFile(`${dir}/${file}`), type),
-      );
-    }
-  } catch (error) {
-    throw new Error(
-      `api(): "openapi.docs" cannot read the Swagger UI files in "${dir}": ${
-        (error as Error).message
-      }`,
-      { cause: error },
-    );
-  }
-  assets.set(
-    `${options.path}/init.js`,
-    await asset(encoder.encode(init(options)), "text/javascript; charset=utf-8"),
-  );
-  assets.set(options.path, await asset(encoder.encode(page(options)), "text/html; charset=utf-8"));
   const csp = policy(options.servers);
-  return [...assets].map(([path, a]) => ({
-    method: "GET",
-    path,
-    handler: (req: Request) => {
-      const headers: Record<string, string> = {
-        "content-type": a.type,
-        "cache-control": "no-cache",
-        etag: a.etag,
-        "x-content-type-options": "nosniff",
-      };
-      if (a.type.startsWith("text/html")) headers["content-security-policy"] = csp;
-      if (req.headers.get("if-none-match") === a.etag) {
-        return new Response(null, { status: 304, headers });
-      }
-      return new Response(a.body, { headers });
-    },
-  }));
+  const routes: RouteRegistration[] = [];
+  for (const [file, type] of Object.entries(FILES)) {
+    const load = lazyAsset(file, type);
+    routes.push({
+      method: "GET",
+      path: `${options.path}/${file}`,
+      handler: (req: Request) => load().then((a) => respond(req, a, csp)),
+    });
+  }
+  const built = [
+    [`${options.path}/init.js`, init(options), "text/javascript; charset=utf-8"],
+    [options.path, page(options), "text/html; charset=utf-8"],
+  ];
+  for (const [path, text, type] of built) {
+    const a = await asset(encoder.encode(text), type);
+    routes.push({ method: "GET", path, handler: (req: Request) => respond(req, a, csp) });
+  }
+  return routes;
 }
