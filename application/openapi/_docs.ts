@@ -1,8 +1,8 @@
 /**
  * The interactive documentation page of `api({ openapi: { docs } })`: Swagger UI, served from the
  * files of the `swagger-ui-dist` npm package (read from Deno's npm cache by `_docs_assets.ts` the
- * first time the page asks for them, so start-up does not read their 1.5 MB), so the page never
- * loads anything from a CDN. A Content-Security-Policy keeps it that way.
+ * first time the page asks for them, so start-up neither loads the package nor reads its 1.5 MB),
+ * so the page never loads anything from a CDN. A Content-Security-Policy keeps it that way.
  *
  * Only `_serve.ts` imports this module, dynamically, when `docs` is set.
  *
@@ -44,17 +44,16 @@ async function asset(body: Uint8Array<ArrayBuffer>, type: string): Promise<Asset
 }
 
 /** One Swagger UI file, read and hashed on first request (a failed read is retried next time). */
-function lazyAsset(
-  read: (file: string) => Promise<Uint8Array<ArrayBuffer>>,
-  file: string,
-  type: string,
-): () => Promise<Asset> {
+function lazyAsset(file: string, type: string): () => Promise<Asset> {
   let loading: Promise<Asset> | undefined;
   return () =>
-    loading ??= read(file).then((body) => asset(body, type)).catch((error) => {
-      loading = undefined;
-      throw error;
-    });
+    loading ??= import("./_docs_assets.ts")
+      .then(({ readSwaggerFile }) => readSwaggerFile(file))
+      .then((body) => asset(body, type))
+      .catch((error) => {
+        loading = undefined;
+        throw error;
+      });
 }
 
 function escapeHtml(s: string): string {
@@ -133,13 +132,10 @@ function respond(req: Request, a: Asset, csp: string): Response {
  * @returns GET routes: the page, `init.js`, the stylesheet, the bundle and the icon.
  */
 export async function docsRoutes(options: DocsPageOptions): Promise<RouteRegistration[]> {
-  // The package's module is loaded here, at start-up: loading a module while a request is being
-  // answered could leave that request's async context behind for later code.
-  const { readSwaggerFile } = await import("./_docs_assets.ts");
   const csp = policy(options.servers);
   const routes: RouteRegistration[] = [];
   for (const [file, type] of Object.entries(FILES)) {
-    const load = lazyAsset(readSwaggerFile, file, type);
+    const load = lazyAsset(file, type);
     routes.push({
       method: "GET",
       path: `${options.path}/${file}`,
