@@ -11,6 +11,9 @@
  * (transpiled modules, npm packages), as on any host that starts the same code again. Medians,
  * per-round ratios and the ratios of the medians to bare and to Hono are printed.
  *
+ * `bare+ALS` is bare plus an `AsyncLocalStorage` (`node:async_hooks`), which fw's async context
+ * needs: what Deno's Node.js compatibility layer alone adds to a cold start.
+ *
  * Subjects run with `NODE_ENV=production` and `EVENTS_BROKER_PORT=0` (the example app's local
  * events broker takes a free port rather than 4222).
  *
@@ -36,6 +39,7 @@ interface Subject {
 }
 const ALL: Subject[] = [
   { name: "bare", entry: "scripts/_bench_startup_bare.ts", path: "/" },
+  { name: "bare+ALS", entry: "scripts/_bench_startup_bare_als.ts", path: "/" },
   { name: "hono", entry: "scripts/_bench_startup_hono.ts", path: "/" },
   { name: "fw", entry: "scripts/_bench_startup_fw.ts", path: "/" },
   { name: "examples/app", entry: "examples/app/src/main.ts", path: "/health" },
