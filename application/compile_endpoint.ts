@@ -71,6 +71,12 @@ function nullBody(status: number): boolean {
   return status === 204 || status === 205 || status === 304;
 }
 
+/** A response with a serialised body. */
+function serialized(body: string, status: number, headers: HeadersInit | undefined): Response {
+  if (status === 200) return new Response(body, { headers });
+  return new Response(nullBody(status) ? null : body, { status, headers });
+}
+
 /** Drops the request from its scope's values once its response is ready (see `RequestValues`). */
 function release(values: Record<string, unknown> | undefined): void {
   if (values instanceof RequestValues) values.release();
@@ -228,7 +234,7 @@ class CompiledEndpoint {
     }
   }
 
-  #finish(result: unknown, ctx: RequestContext): Response {
+  #finish(result: unknown, ctx: RequestContext): Response | Promise<Response> {
     try {
       if (this.#check !== undefined) this.#checkResponse(result, ctx);
       return this.#respond(result, ctx);
@@ -245,7 +251,7 @@ class CompiledEndpoint {
     }
   }
 
-  #respond(result: unknown, ctx: RequestContext): Response {
+  #respond(result: unknown, ctx: RequestContext): Response | Promise<Response> {
     const status = ctx.statusCode;
     if (typeof result === "string") {
       // No init at all is the cheapest Response to build; the Fetch standard gives a string body
@@ -260,8 +266,11 @@ class CompiledEndpoint {
     if (media === undefined) return this.#notAcceptable(ctx.req);
     const body = serialize(result, media.format);
     const headers = media.format === "json" ? JSON_HEADERS : MEDIA_HEADERS.get(media);
-    if (status === 200) return new Response(body, { headers });
-    return new Response(nullBody(status) ? null : body, { status, headers });
+    if (typeof body !== "string") {
+      // The first YAML or XML response loads that format's writer.
+      return body.then((text) => serialized(text, status, headers), (error) => this.#fail(error));
+    }
+    return serialized(body, status, headers);
   }
 
   #notAcceptable(req: Request): Response {

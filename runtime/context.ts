@@ -29,7 +29,25 @@ export interface AuthUser {
 }
 
 const storage = new AsyncLocalStorage<Record<string, unknown>>();
+/**
+ * The values of the innermost scope while a `runInSyncContext()` scope runs (undefined inside an
+ * async scope opened within it). The innermost scope wins: an async frame the runtime resumed
+ * from elsewhere (Deno can leave one behind after loading a module on first use) never hides a
+ * synchronous scope opened inside it.
+ */
 let syncStore: Record<string, unknown> | undefined;
+
+/** Runs `fn` in the async scope `values`, with no synchronous scope inside it. */
+function runAsync<R>(values: Record<string, unknown>, fn: () => R): R {
+  const previous = syncStore;
+  if (previous === undefined) return storage.run(values, fn);
+  syncStore = undefined;
+  try {
+    return storage.run(values, fn);
+  } finally {
+    syncStore = previous;
+  }
+}
 
 /**
  * Runs a function that completes synchronously with `values` as the context, without the cost of
@@ -83,15 +101,15 @@ export function runInSyncContext<R>(values: Record<string, unknown>, fn: () => R
  * ```
  */
 export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R {
-  const parent = storage.getStore() ?? syncStore;
-  if (parent === undefined) return storage.run(values, fn);
+  const parent = syncStore ?? storage.getStore();
+  if (parent === undefined) return runAsync(values, fn);
   // Keep the prototype that holds computed values (a request's lazy trace id is a getter): the
   // new values' own class when they have one, else the parent's, so those values stay visible
   // in nested scopes whichever side computes them.
   const own = Object.getPrototypeOf(values);
   const proto = own !== Object.prototype && own !== null ? own : Object.getPrototypeOf(parent);
   const merged = Object.assign(Object.create(proto), parent, values);
-  return storage.run(merged, fn);
+  return runAsync(merged, fn);
 }
 
 /**
@@ -131,8 +149,8 @@ export function resumeContext<R>(
 ): R {
   if (values === undefined) return fn();
   const current = storage.getStore();
-  if (current === values) return fn();
-  if (async || current !== undefined) return storage.run(values, fn);
+  if (current === values && syncStore === undefined) return fn();
+  if (async || current !== undefined) return runAsync(values, fn);
   return runInSyncContext(values, fn);
 }
 
@@ -160,7 +178,13 @@ export function runInNewContext<R, A extends unknown[] = []>(
   fn: (...args: A) => R,
   ...args: A
 ): R {
-  return storage.run(values, fn, ...args);
+  const previous = syncStore;
+  syncStore = undefined;
+  try {
+    return storage.run(values, fn, ...args);
+  } finally {
+    syncStore = previous;
+  }
 }
 
 /**
@@ -178,7 +202,7 @@ export function runInNewContext<R, A extends unknown[] = []>(
  * ```
  */
 export function useContext<T extends object = Record<string, unknown>>(): T {
-  const store = storage.getStore() ?? syncStore;
+  const store = syncStore ?? storage.getStore();
   if (!store) {
     throw new Error("useContext() called outside runInContext(): no async context is active");
   }
@@ -198,5 +222,5 @@ export function useContext<T extends object = Record<string, unknown>>(): T {
  * ```
  */
 export function tryContext<T extends object = Record<string, unknown>>(): T | undefined {
-  return (storage.getStore() ?? syncStore) as T | undefined;
+  return (syncStore ?? storage.getStore()) as T | undefined;
 }

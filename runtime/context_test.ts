@@ -150,3 +150,18 @@ Deno.test("resumeContext() re-enters a captured scope, synchronously or across a
   // inside an async scope already, the scope is used as it is
   assert.equal(await runInContext({ id: "async" }, carry), "async");
 });
+
+Deno.test("runInSyncContext() inside an async scope is the innermost scope until it returns", async () => {
+  await runInContext({ id: "outer" }, async () => {
+    const id = () => tryContext<{ id: string }>()?.id;
+    assert.equal(runInSyncContext({ id: "inner" }, id), "inner");
+    assert.equal(
+      runInSyncContext({ id: "inner" }, () => runInContext({ extra: 1 }, id)),
+      "inner",
+      "an async scope opened inside it inherits from it",
+    );
+    assert.equal(id(), "outer");
+    await Promise.resolve();
+    assert.equal(id(), "outer");
+  });
+});

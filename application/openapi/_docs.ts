@@ -3,17 +3,16 @@
  * files of the `swagger-ui-dist` npm package, so the page never loads anything from a CDN. A
  * Content-Security-Policy keeps it that way.
  *
- * The files are imported as text and bytes (import attributes), not read from disk: they are part
- * of the module graph, so a bundle (`deno bundle`, a Deno Deploy build) carries them and the page
- * works with no file-system access at all.
+ * The files are imported as text (import attributes), not read from disk: they are part of the
+ * module graph, so a bundle (`deno bundle`, a Deno Deploy build) carries them and the page works
+ * with no file-system access at all. The two big ones (1.5 MB) are imported dynamically on the first
+ * request for them, so start-up neither loads nor parses them.
  *
  * Only `_serve.ts` imports this module, dynamically, when `docs` is set.
  *
  * @module
  */
 
-import css from "swagger-ui-dist/swagger-ui.css" with { type: "text" };
-import script from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
 import type { RouteRegistration } from "@fw/runtime";
 
 /** What the page needs to know. */
@@ -40,11 +39,18 @@ const encoder = new TextEncoder();
 const ICON =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><circle cx="16" cy="16" r="15" fill="#85ea2d"/><text x="16" y="22" font-family="monospace" font-size="16" text-anchor="middle" fill="#173647">{}</text></svg>';
 
-/** The files the page links to, with their content types. */
-const FILES: ReadonlyArray<readonly [string, Uint8Array<ArrayBuffer>, string]> = [
-  ["swagger-ui.css", encoder.encode(css), "text/css; charset=utf-8"],
-  ["swagger-ui-bundle.js", encoder.encode(script), "text/javascript; charset=utf-8"],
-  ["favicon.svg", encoder.encode(ICON), "image/svg+xml"],
+/** The Swagger UI files the page links to: loaded on their first request, with content types. */
+const LAZY_FILES: ReadonlyArray<readonly [string, () => Promise<{ default: string }>, string]> = [
+  [
+    "swagger-ui.css",
+    () => import("swagger-ui-dist/swagger-ui.css", { with: { type: "text" } }),
+    "text/css; charset=utf-8",
+  ],
+  [
+    "swagger-ui-bundle.js",
+    () => import("swagger-ui-dist/swagger-ui-bundle.js", { with: { type: "text" } }),
+    "text/javascript; charset=utf-8",
+  ],
 ];
 
 async function asset(body: Uint8Array<ArrayBuffer>, type: string): Promise<Asset> {
@@ -114,31 +120,41 @@ function policy(servers: readonly string[]): string {
  * @returns GET routes: the page, `init.js`, the stylesheet, the bundle and the icon.
  */
 export async function docsRoutes(options: DocsPageOptions): Promise<RouteRegistration[]> {
+  const csp = policy(options.servers);
+  const routes: RouteRegistration[] = LAZY_FILES.map(([file, load, type]) => {
+    let ready: Promise<Asset> | undefined;
+    return {
+      method: "GET",
+      path: `${options.path}/${file}`,
+      handler: (req: Request) => {
+        ready ??= load().then((m) => asset(encoder.encode(m.default), type));
+        return ready.then((a) => respond(req, a, csp));
+      },
+    };
+  });
   const assets = new Map<string, Asset>();
-  for (const [file, body, type] of FILES) {
-    assets.set(`${options.path}/${file}`, await asset(body, type));
-  }
+  assets.set(`${options.path}/favicon.svg`, await asset(encoder.encode(ICON), "image/svg+xml"));
   assets.set(
     `${options.path}/init.js`,
     await asset(encoder.encode(init(options)), "text/javascript; charset=utf-8"),
   );
   assets.set(options.path, await asset(encoder.encode(page(options)), "text/html; charset=utf-8"));
-  const csp = policy(options.servers);
-  return [...assets].map(([path, a]) => ({
-    method: "GET",
-    path,
-    handler: (req: Request) => {
-      const headers: Record<string, string> = {
-        "content-type": a.type,
-        "cache-control": "no-cache",
-        etag: a.etag,
-        "x-content-type-options": "nosniff",
-      };
-      if (a.type.startsWith("text/html")) headers["content-security-policy"] = csp;
-      if (req.headers.get("if-none-match") === a.etag) {
-        return new Response(null, { status: 304, headers });
-      }
-      return new Response(a.body, { headers });
-    },
-  }));
+  for (const [path, a] of assets) {
+    routes.push({ method: "GET", path, handler: (req: Request) => respond(req, a, csp) });
+  }
+  return routes;
+}
+
+function respond(req: Request, a: Asset, csp: string): Response {
+  const headers: Record<string, string> = {
+    "content-type": a.type,
+    "cache-control": "no-cache",
+    etag: a.etag,
+    "x-content-type-options": "nosniff",
+  };
+  if (a.type.startsWith("text/html")) headers["content-security-policy"] = csp;
+  if (req.headers.get("if-none-match") === a.etag) {
+    return new Response(null, { status: 304, headers });
+  }
+  return new Response(a.body, { headers });
 }

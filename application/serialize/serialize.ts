@@ -5,12 +5,24 @@
  * Every format other than JSON first normalises the value the way `JSON.stringify` does
  * (`toJSON()`, dropped `undefined`, `NaN` as `null`), so all formats carry the same data.
  *
+ * The YAML and XML writers (and the npm packages behind them) are loaded the first time a client
+ * asks for that format, so an application that only ever answers JSON never loads them.
+ *
  * @module
  */
 
 import type { ResponseFormat } from "../content_negotiation.ts";
-import { toXml } from "./_xml.ts";
-import { toYaml } from "./_yaml.ts";
+
+type Writer = (value: unknown) => string;
+
+let toYaml: Writer | undefined;
+let toXml: Writer | undefined;
+
+/** Loads the writer of `format` ("yaml" or "xml") once. */
+async function load(format: "yaml" | "xml"): Promise<Writer> {
+  if (format === "yaml") return toYaml ??= (await import("./_yaml.ts")).toYaml;
+  return toXml ??= (await import("./_xml.ts")).toXml;
+}
 
 const HTML_ESCAPES: Record<string, string> = {
   "&": "&amp;",
@@ -45,16 +57,21 @@ export function toHtml(value: unknown): string {
 /**
  * Serialises a result in a negotiated format.
  *
+ * JSON and HTML are written synchronously; YAML and XML too once their writer is loaded, and
+ * through a promise the first time (the writer's module is imported then).
+ *
  * @param value The handler's result.
  * @param format The format chosen by `negotiate()`.
- * @returns The body text.
- * @throws {TypeError} When the value cannot be serialised (a `BigInt`, a cycle).
+ * @returns The body text, or a promise of it while the format's writer loads.
+ * @throws {TypeError} When the value cannot be serialised (a `BigInt`, a cycle); the promise
+ *   rejects with it when the writer was still loading.
  */
-export function serialize(value: unknown, format: ResponseFormat): string {
+export function serialize(value: unknown, format: ResponseFormat): string | Promise<string> {
   const text = JSON.stringify(value) ?? "null";
   if (format === "json") return text;
   const plain: unknown = JSON.parse(text);
-  if (format === "yaml") return toYaml(plain);
-  if (format === "xml") return toXml(plain);
-  return toHtml(plain);
+  if (format === "html") return toHtml(plain);
+  const writer = format === "yaml" ? toYaml : toXml;
+  if (writer !== undefined) return writer(plain);
+  return load(format).then((write) => write(plain));
 }

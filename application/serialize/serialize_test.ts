@@ -9,10 +9,10 @@ Deno.test("serialize() writes compact JSON", () => {
   assert.equal(serialize({ a: [1, "x"], b: undefined }, "json"), '{"a":[1,"x"]}');
 });
 
-Deno.test("serialize() normalises values like JSON for other formats", () => {
+Deno.test("serialize() normalises values like JSON for other formats", async () => {
   const date = new Date("2026-01-02T03:04:05.000Z");
   assert.equal(
-    serialize({ at: date, gone: undefined, n: NaN }, "yaml"),
+    await serialize({ at: date, gone: undefined, n: NaN }, "yaml"),
     "at: 2026-01-02T03:04:05.000Z\nn: null\n",
   );
 });
@@ -80,4 +80,18 @@ Deno.test("toHtml() wraps escaped, indented JSON in a minimal page", () => {
 
 Deno.test("escapeHtml() escapes the five special characters", () => {
   assert.equal(escapeHtml(`&<>"'`), "&amp;&lt;&gt;&quot;&#39;");
+});
+
+Deno.test("serialize() writes YAML and XML through a promise first, synchronously afterwards", async () => {
+  const value = { name: "Ada", tags: ["a"] };
+  const yaml = serialize(value, "yaml");
+  const xml = serialize(value, "xml");
+  assert.equal(await yaml, "name: Ada\ntags:\n  - a\n");
+  assert.equal(await xml, `${DECL}<root><name>Ada</name><tags><item>a</item></tags></root>`);
+  assert.equal(serialize(value, "yaml"), "name: Ada\ntags:\n  - a\n");
+  assert.equal(
+    serialize(value, "xml"),
+    `${DECL}<root><name>Ada</name><tags><item>a</item></tags></root>`,
+  );
+  assert.equal(serialize(value, "html"), toHtml(value));
 });

@@ -321,9 +321,21 @@ class CompiledStream {
     }
   }
 
-  async #drive(result: unknown, ctx: StreamRequestContext): Promise<unknown> {
-    if (result instanceof Promise) result = await result;
+  /**
+   * Waits for the handler's result and sends what a returned iterator yields. Not an `async`
+   * function: a connection whose handler just returns a promise holds no extra frame for it.
+   */
+  #drive(result: unknown, ctx: StreamRequestContext): unknown {
+    if (result instanceof Promise) return result.then((value) => this.#driveValue(value, ctx));
+    return this.#driveValue(result, ctx);
+  }
+
+  #driveValue(result: unknown, ctx: StreamRequestContext): unknown {
     if (this.#mode === "client-stream" || !isAsyncIterable(result)) return result;
+    return this.#iterate(result, ctx);
+  }
+
+  async #iterate(result: AsyncIterable<unknown>, ctx: StreamRequestContext): Promise<undefined> {
     const iterator = result[Symbol.asyncIterator]();
     const aborted = abortPromise(ctx.signal);
     let finished = false;

@@ -12,7 +12,8 @@
  * @module
  */
 
-import { type Clock, systemClock, type TimerHandle } from "@fw/runtime";
+import { type Clock, systemClock } from "@fw/runtime";
+import { Deadline } from "./_timers.ts";
 
 /** Default interval between heartbeat comments (15 s). */
 export const DEFAULT_HEARTBEAT_MS = 15_000;
@@ -108,17 +109,24 @@ interface Waiter {
  * one zero-delay timer. A broadcast to many streams then costs one write per stream, not one per
  * event. The timer is cleared when the last waiting stream ends, so nothing stays pending.
  */
+// Set by the class's static block: reach a stream's private methods from the small objects
+// below, which stand in for per-stream closures.
+let wake: (stream: SseStream) => void;
+let pull: (stream: SseStream) => Promise<void> | void;
+let cancel: (stream: SseStream) => void;
+let beat: (stream: SseStream) => void;
+
 class FlushScheduler {
-  #due = new Set<() => void>();
+  #due = new Set<SseStream>();
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  add(flush: () => void): void {
-    this.#due.add(flush);
+  add(stream: SseStream): void {
+    this.#due.add(stream);
     this.#timer ??= setTimeout(this.#run, 0);
   }
 
-  delete(flush: () => void): void {
-    if (this.#due.delete(flush) && this.#due.size === 0 && this.#timer !== undefined) {
+  delete(stream: SseStream): void {
+    if (this.#due.delete(stream) && this.#due.size === 0 && this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
@@ -128,11 +136,34 @@ class FlushScheduler {
     this.#timer = undefined;
     const due = this.#due;
     this.#due = new Set();
-    for (const flush of due) flush();
+    for (const stream of due) wake(stream);
   };
 }
 
 const scheduler = new FlushScheduler();
+
+/**
+ * The body's underlying source and the heartbeat deadline's owner: one small object per stream
+ * instead of a closure for each callback.
+ */
+class Source implements UnderlyingDefaultSource<Uint8Array> {
+  constructor(readonly stream: SseStream) {}
+  start(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    controllers.set(this.stream, controller);
+  }
+  pull(): Promise<void> | void {
+    return pull(this.stream);
+  }
+  cancel(): void {
+    cancel(this.stream);
+  }
+  onDeadline(): void {
+    beat(this.stream);
+  }
+}
+
+// Filled by `Source.start` while the stream's constructor runs.
+const controllers = new WeakMap<SseStream, ReadableStreamDefaultController<Uint8Array>>();
 
 /**
  * One client's event stream: give {@linkcode SseStream.readable} (or
@@ -157,15 +188,18 @@ export class SseStream {
   readonly #clock: Clock;
   readonly #heartbeatMs: number;
   readonly #highWaterMark: number;
-  readonly #abort = new AbortController();
-  readonly #done: Promise<void>;
-  #resolveDone!: () => void;
-  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  // An idle stream holds only what it needs: one deadline on the clock's shared timer, and the
+  // abort controller, promises and arrays created when first used.
+  #abort: AbortController | undefined;
+  #reasonEnded: unknown;
+  #done: Promise<void> | undefined;
+  #resolveDone: (() => void) | undefined;
+  #controller: ReadableStreamDefaultController<Uint8Array>;
   #queue: string[] = [];
   #queued = 0;
-  #waiters: Waiter[] = [];
+  #waiters: Waiter[] | undefined;
   #pullWaiter: (() => void) | undefined;
-  #timer: TimerHandle | undefined;
+  #heartbeat: Deadline | undefined;
   #nextId: number;
   #lastId: string | undefined;
   #closing = false;
@@ -192,23 +226,40 @@ export class SseStream {
       );
     }
     this.#nextId = startId(options.lastEventId);
-    this.#done = new Promise((resolve) => this.#resolveDone = resolve);
-    this.readable = new ReadableStream<Uint8Array>({
-      start: (controller) => void (this.#controller = controller),
-      pull: (controller) => this.#pull(controller),
-      cancel: () => this.#end(new DOMException("The client disconnected", "AbortError")),
-    }, { highWaterMark: 0 });
+    const source = new Source(this);
+    this.readable = new ReadableStream<Uint8Array>(source, { highWaterMark: 0 });
+    this.#controller = controllers.get(this)!;
+    controllers.delete(this);
     if (options.retryMs !== undefined) this.#push(`retry: ${Math.floor(options.retryMs)}\n\n`);
-    this.#schedule();
+    if (this.#heartbeatMs > 0) {
+      this.#heartbeat = new Deadline(this.#clock, source);
+      this.#heartbeat.set(this.#heartbeatMs);
+    }
+  }
+
+  static {
+    wake = (stream) => stream.#wakePull();
+    pull = (stream) => stream.#pull(stream.#controller);
+    cancel = (stream) => stream.#end(new DOMException("The client disconnected", "AbortError"));
+    beat = (stream) => stream.#beat();
   }
 
   /** Aborted when the stream ends: the client left, or `close()` / `destroy()` was called. */
   get signal(): AbortSignal {
+    if (this.#abort === undefined) {
+      this.#abort = new AbortController();
+      if (this.#ended) this.#abort.abort(this.#reasonEnded);
+    }
     return this.#abort.signal;
   }
 
   /** Settles once the stream has ended and its timer is cleared. */
   get done(): Promise<void> {
+    if (this.#done === undefined) {
+      this.#done = this.#ended
+        ? Promise.resolve()
+        : new Promise((resolve) => this.#resolveDone = resolve);
+    }
     return this.#done;
   }
 
@@ -296,7 +347,7 @@ export class SseStream {
     this.#lastId = id;
     this.#push(text);
     if (this.#queued <= this.#highWaterMark) return Promise.resolve();
-    return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    return new Promise((resolve, reject) => (this.#waiters ??= []).push({ resolve, reject }));
   }
 
   /**
@@ -312,7 +363,7 @@ export class SseStream {
   close(): void {
     if (this.closed) return;
     this.#closing = true;
-    this.#clearTimer();
+    this.#heartbeat?.clear();
     this.#wakePull();
   }
 
@@ -333,24 +384,27 @@ export class SseStream {
   }
 
   #reason(): unknown {
-    return this.#abort.signal.reason ??
+    return this.#reasonEnded ??
       new DOMException("The stream was closed by the server", "AbortError");
   }
 
   #push(text: string): void {
     this.#queue.push(text);
     this.#queued += text.length;
-    if (this.#pullWaiter !== undefined) scheduler.add(this.#flush);
+    if (this.#pullWaiter !== undefined) scheduler.add(this);
   }
 
-  readonly #flush = (): void => this.#wakePull();
-
   #wakePull(): void {
-    scheduler.delete(this.#flush);
+    scheduler.delete(this);
     const wake = this.#pullWaiter;
     if (wake !== undefined) {
+      // The pending pull settles once the woken pull has run (the closure exists only now).
       this.#pullWaiter = undefined;
-      wake();
+      queueMicrotask(() => {
+        const next = this.#pull(this.#controller);
+        if (next === undefined) wake();
+        else next.then(wake);
+      });
     }
   }
 
@@ -362,50 +416,38 @@ export class SseStream {
         this.#end(new DOMException("The stream was closed by the server", "AbortError"));
         return;
       }
-      return new Promise<void>((resolve) => this.#pullWaiter = resolve).then(() =>
-        this.#pull(controller)
-      );
+      return new Promise<void>((resolve) => this.#pullWaiter = resolve);
     }
     const text = this.#queue.length === 1 ? this.#queue[0] : this.#queue.join("");
     this.#queue = [];
     this.#queued = 0;
     controller.enqueue(encoder.encode(text));
     const waiters = this.#waiters;
-    if (waiters.length > 0) {
-      this.#waiters = [];
+    if (waiters !== undefined) {
+      this.#waiters = undefined;
       for (const w of waiters) w.resolve();
     }
   }
 
-  #schedule(): void {
-    if (this.#heartbeatMs > 0) this.#timer = this.#clock.setTimeout(this.#beat, this.#heartbeatMs);
-  }
-
-  #beat = (): void => {
-    this.#timer = undefined;
+  #beat(): void {
     if (this.closed) return;
     if (this.#queue.length === 0) this.#push(HEARTBEAT);
-    this.#schedule();
-  };
-
-  #clearTimer(): void {
-    if (this.#timer !== undefined) {
-      this.#clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#heartbeat?.set(this.#heartbeatMs);
   }
 
   #end(reason: unknown): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#clearTimer();
+    this.#reasonEnded = reason;
+    this.#heartbeat?.clear();
     this.#queue = [];
     this.#queued = 0;
     const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const w of waiters) w.reject(reason);
+    this.#waiters = undefined;
+    for (const w of waiters ?? []) w.reject(reason);
     this.#wakePull();
-    this.#abort.abort(reason);
-    this.#resolveDone();
+    this.#abort?.abort(reason);
+    this.#resolveDone?.();
+    this.#resolveDone = undefined;
   }
 }

@@ -31,11 +31,11 @@ import {
   type ErrorBody,
   joinMessages,
   systemClock,
-  type TimerHandle,
   type ValidationErrorBody,
   type ValidationIssue,
   type Validator,
 } from "@fw/runtime";
+import { Deadline } from "./_timers.ts";
 
 /** WebSocket close codes used by fw (RFC 6455 section 7.4.1). */
 export const CloseCode = {
@@ -143,6 +143,22 @@ function shortReason(text: string): string {
 }
 
 const RESOLVED = Promise.resolve();
+const NO_INFO: CloseInfo = Object.freeze({ code: 1006, reason: "", byServer: false });
+
+// Set by the class's static block: routes socket events and the idle deadline to a channel's
+// private methods.
+let dispatch: (channel: WebSocketChannel<unknown, unknown>, event: Event | undefined) => void;
+
+/** The socket's event listener and the idle deadline's owner: one small object, no closures. */
+class Listener {
+  constructor(readonly channel: WebSocketChannel<unknown, unknown>) {}
+  handleEvent(event: Event): void {
+    dispatch(this.channel, event);
+  }
+  onDeadline(): void {
+    dispatch(this.channel, undefined);
+  }
+}
 
 /**
  * A JSON message channel over one server-side WebSocket.
@@ -173,6 +189,20 @@ const RESOLVED = Promise.resolve();
  * ```
  */
 export class WebSocketChannel<In = unknown, Out = unknown> {
+  static {
+    dispatch = (channel, event) => {
+      if (event === undefined) channel.#checkIdle();
+      else if (event.type === "message") channel.#receive((event as MessageEvent).data);
+      else if (event.type === "close") {
+        const { code, reason } = event as CloseEvent;
+        channel.#ended(code, reason);
+      } else if (event.type === "open") channel.#opened();
+    };
+  }
+
+  // An idle connection holds only what it needs: one deadline on the clock's shared timer, the
+  // channel as the socket's event listener (no closures), and the promises, arrays and abort
+  // controller created when first used.
   readonly #socket: WebSocket;
   readonly #inbound: Validator<In> | undefined;
   readonly #outbound: Validator<Out> | undefined;
@@ -183,22 +213,23 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   readonly #highWaterMark: number;
   readonly #pollMs: number;
   readonly #clock: Clock;
-  readonly #abort = new AbortController();
-  readonly #closed: Promise<CloseInfo>;
-  #resolveClosed!: (info: CloseInfo) => void;
+  #abort: AbortController | undefined;
+  #closed: Promise<CloseInfo> | undefined;
+  #resolveClosed: ((info: CloseInfo) => void) | undefined;
   #open: Promise<void> | undefined;
   #resolveOpen: (() => void) | undefined;
-  #queue: In[] = [];
+  #queue: In[] | undefined;
   #reader: ((result: IteratorResult<In>) => void) | undefined;
   #iterating = false;
   #discard = false;
   #inputEnded = false;
   #lastActivity: number;
-  #idleTimer: TimerHandle | undefined;
+  #idle: Deadline | undefined;
   #drainTimer: ReturnType<typeof setTimeout> | undefined;
-  #drainWaiters: { resolve(): void; reject(reason: unknown): void }[] = [];
+  #drainWaiters: { resolve(): void; reject(reason: unknown): void }[] | undefined;
   #closing: CloseInfo | undefined;
   #info: CloseInfo | undefined;
+  readonly #listener: Listener;
 
   /**
    * Wraps a server-side socket (from `Deno.upgradeWebSocket`) and takes over its event handlers.
@@ -218,30 +249,54 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
     this.#pollMs = options.drainPollMs ?? 5;
     this.#clock = options.clock ?? systemClock;
     this.#lastActivity = this.#clock.now();
-    this.#closed = new Promise((resolve) => this.#resolveClosed = resolve);
     socket.binaryType = "arraybuffer";
-    if (socket.readyState === WebSocket.CONNECTING) {
-      this.#open = new Promise((resolve) => this.#resolveOpen = resolve);
-      socket.onopen = () => {
-        this.#resolveOpen?.();
-        this.#resolveOpen = undefined;
-        this.#open = undefined;
-      };
+    // One listener object for every event type (no closure per type). An error is always
+    // followed by a close event, which is what ends the channel.
+    this.#listener = new Listener(this as WebSocketChannel<unknown, unknown>);
+    socket.addEventListener("message", this.#listener);
+    socket.addEventListener("close", this.#listener);
+    if (this.#idleMs > 0) {
+      this.#idle = new Deadline(this.#clock, this.#listener);
+      this.#idle.set(this.#idleMs);
     }
-    socket.onmessage = (event) => this.#receive(event.data);
-    socket.onclose = (event) => this.#ended(event.code, event.reason);
-    socket.onerror = () => {};
-    this.#scheduleIdle(this.#idleMs);
   }
 
   /** Aborted when the connection ends, whoever closed it. */
   get signal(): AbortSignal {
+    if (this.#abort === undefined) {
+      this.#abort = new AbortController();
+      if (this.#info !== undefined) this.#abort.abort(new WebSocketClosedError(this.#info));
+    }
     return this.#abort.signal;
   }
 
   /** Settles with the close code and reason once the connection is closed. */
   get closed(): Promise<CloseInfo> {
+    if (this.#closed === undefined) {
+      const info = this.#info;
+      this.#closed = info !== undefined
+        ? Promise.resolve(info)
+        : new Promise((resolve) => this.#resolveClosed = resolve);
+    }
     return this.#closed;
+  }
+
+  /** Settles once the socket is open (at once when it is not connecting). */
+  #whenOpen(): Promise<void> | undefined {
+    if (this.#info !== undefined || this.#socket.readyState !== WebSocket.CONNECTING) {
+      return undefined;
+    }
+    if (this.#open === undefined) {
+      this.#open = new Promise((resolve) => this.#resolveOpen = resolve);
+      this.#socket.addEventListener("open", this.#listener, { once: true });
+    }
+    return this.#open;
+  }
+
+  #opened(): void {
+    this.#resolveOpen?.();
+    this.#resolveOpen = undefined;
+    this.#open = undefined;
   }
 
   /**
@@ -275,7 +330,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   /** From now on incoming messages are checked for size and type, then dropped. */
   discardIncoming(): void {
     this.#discard = true;
-    this.#queue = [];
+    this.#queue = undefined;
   }
 
   /**
@@ -309,7 +364,8 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
    * @throws {WebSocketClosedError} (rejection) Once the connection is closed or closing.
    */
   sendText(text: string): Promise<void> {
-    if (this.#open !== undefined) return this.#open.then(() => this.sendText(text));
+    const open = this.#whenOpen();
+    if (open !== undefined) return open.then(() => this.sendText(text));
     const gone = this.#closing ?? this.#info;
     if (gone !== undefined || this.#socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(this.#closedError());
@@ -318,7 +374,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
     this.#lastActivity = this.#clock.now();
     if (this.#socket.bufferedAmount <= this.#highWaterMark) return RESOLVED;
     return new Promise((resolve, reject) => {
-      this.#drainWaiters.push({ resolve, reject });
+      (this.#drainWaiters ??= []).push({ resolve, reject });
       this.#pollDrain();
     });
   }
@@ -347,7 +403,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
     if (this.#closing !== undefined || this.#info !== undefined) return;
     const closing: CloseInfo = { code, reason: shortReason(reason), byServer: true };
     this.#closing = closing;
-    this.#queue = [];
+    this.#queue = undefined;
     this.#stopTimers();
     this.#rejectDrains();
     this.#finishReader();
@@ -362,14 +418,13 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
         this.#ended(code, closing.reason);
       }
     };
-    if (this.#open !== undefined) this.#open.then(act);
+    const open = this.#whenOpen();
+    if (open !== undefined) open.then(act);
     else act();
   }
 
   #closedError(): WebSocketClosedError {
-    return new WebSocketClosedError(
-      this.#info ?? this.#closing ?? { code: 1006, reason: "", byServer: false },
-    );
+    return new WebSocketClosedError(this.#info ?? this.#closing ?? NO_INFO);
   }
 
   #receive(data: unknown): void {
@@ -422,18 +477,19 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
       reader({ done: false, value: value as In });
       return;
     }
-    if (this.#queue.length >= this.#maxQueued) {
+    const queue = this.#queue ??= [];
+    if (queue.length >= this.#maxQueued) {
       return this.fail(CloseCode.PolicyViolation, {
         statusCode: 429,
         message: `Too many unread messages: more than ${this.#maxQueued} waiting`,
         error: "Too Many Requests",
       });
     }
-    this.#queue.push(value as In);
+    queue.push(value as In);
   }
 
   #next(): Promise<IteratorResult<In>> {
-    if (this.#queue.length > 0) {
+    if (this.#queue !== undefined && this.#queue.length > 0) {
       return Promise.resolve({ done: false, value: this.#queue.shift()! });
     }
     if (
@@ -456,12 +512,8 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
     }
   }
 
-  #scheduleIdle(ms: number): void {
-    if (this.#idleMs > 0) this.#idleTimer = this.#clock.setTimeout(this.#checkIdle, ms);
-  }
-
-  #checkIdle = (): void => {
-    this.#idleTimer = undefined;
+  /** The idle check, run by the clock's shared timer. */
+  #checkIdle(): void {
     if (this.#closing !== undefined || this.#info !== undefined) return;
     const idle = this.#clock.now() - this.#lastActivity;
     if (idle >= this.#idleMs) {
@@ -471,19 +523,19 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
         error: "Request Timeout",
       });
     } else {
-      this.#scheduleIdle(this.#idleMs - idle);
+      this.#idle?.set(this.#idleMs - idle);
     }
-  };
+  }
 
   #pollDrain(): void {
     if (this.#drainTimer !== undefined) return;
     this.#drainTimer = setTimeout(() => {
       this.#drainTimer = undefined;
       if (this.#socket.bufferedAmount <= this.#highWaterMark) {
-        const waiters = this.#drainWaiters;
-        this.#drainWaiters = [];
+        const waiters = this.#drainWaiters ?? [];
+        this.#drainWaiters = undefined;
         for (const w of waiters) w.resolve();
-      } else if (this.#drainWaiters.length > 0) {
+      } else if (this.#drainWaiters !== undefined && this.#drainWaiters.length > 0) {
         this.#pollDrain();
       }
     }, this.#pollMs);
@@ -491,17 +543,14 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
 
   #rejectDrains(): void {
     const waiters = this.#drainWaiters;
-    if (waiters.length === 0) return;
-    this.#drainWaiters = [];
+    if (waiters === undefined || waiters.length === 0) return;
+    this.#drainWaiters = undefined;
     const error = this.#closedError();
     for (const w of waiters) w.reject(error);
   }
 
   #stopTimers(): void {
-    if (this.#idleTimer !== undefined) {
-      this.#clock.clearTimeout(this.#idleTimer);
-      this.#idleTimer = undefined;
-    }
+    this.#idle?.clear();
     if (this.#drainTimer !== undefined) {
       clearTimeout(this.#drainTimer);
       this.#drainTimer = undefined;
@@ -512,13 +561,12 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
     if (this.#info !== undefined) return;
     const byServer = this.#closing !== undefined;
     this.#info = byServer ? this.#closing! : { code, reason, byServer: false };
-    this.#resolveOpen?.();
-    this.#resolveOpen = undefined;
-    this.#open = undefined;
+    this.#opened();
     this.#stopTimers();
     this.#rejectDrains();
     this.#finishReader();
-    this.#abort.abort(new WebSocketClosedError(this.#info));
-    this.#resolveClosed(this.#info);
+    this.#abort?.abort(new WebSocketClosedError(this.#info));
+    this.#resolveClosed?.(this.#info);
+    this.#resolveClosed = undefined;
   }
 }

@@ -1,0 +1,78 @@
+/**
+ * Guards the import graph (issue 19): importing `@fw/application` or `@fw/events` loads no npm
+ * package at start-up. Optional integrations (JOSE for `oauth()`, Redis, YAML, XML,
+ * OpenTelemetry, Swagger UI) are loaded by dynamic imports on first use or live behind their own
+ * exports. The static graph is read from `deno info --json`, following only static, non-type
+ * imports, which is what Deno loads and evaluates before the entry module runs.
+ */
+
+import assert from "node:assert/strict";
+
+interface Dependency {
+  readonly code?: { readonly specifier: string };
+  readonly isDynamic?: boolean;
+}
+interface InfoModule {
+  readonly specifier: string;
+  readonly dependencies?: readonly Dependency[];
+}
+interface Info {
+  readonly roots: readonly string[];
+  readonly modules: readonly InfoModule[];
+  readonly redirects: Readonly<Record<string, string>>;
+}
+
+async function info(entry: string): Promise<Info> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", new URL(entry, import.meta.url).pathname],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+/** The modules Deno loads before `entry` runs (static imports only), or all of them. */
+async function graph(entry: string, dynamic = false): Promise<string[]> {
+  const { roots, modules, redirects } = await info(entry);
+  const byName = new Map(modules.map((m) => [m.specifier, m]));
+  const seen = new Set<string>();
+  const stack = [...roots];
+  while (stack.length > 0) {
+    const name = stack.pop()!;
+    const specifier = redirects[name] ?? name;
+    if (seen.has(specifier)) continue;
+    seen.add(specifier);
+    for (const dep of byName.get(specifier)?.dependencies ?? []) {
+      if (dep.code === undefined || (dep.isDynamic && !dynamic)) continue;
+      stack.push(dep.code.specifier);
+    }
+  }
+  return [...seen].sort();
+}
+
+const OPTIONAL =
+  /^npm:\/?(jose|redis|@redis\/|yaml|fast-xml-parser|@opentelemetry\/|swagger-ui-dist)/;
+
+Deno.test("importing @fw/application loads no npm package (no JOSE, Redis, YAML, XML, OpenTelemetry)", async () => {
+  const loaded = await graph("../application/mod.ts");
+  assert.ok(loaded.some((s) => s.endsWith("/application/application.ts")), "graph was read");
+  assert.deepEqual(loaded.filter((s) => s.startsWith("npm:")), []);
+  assert.deepEqual(loaded.filter((s) => OPTIONAL.test(s)), []);
+  // They are still reachable, through dynamic imports on first use: the check above would see them.
+  const all = await graph("../application/mod.ts", true);
+  for (const name of ["jose", "yaml", "fast-xml-parser", "@opentelemetry/api", "swagger-ui-dist"]) {
+    assert.ok(all.some((s) => s.startsWith(`npm:/${name}@`)), `${name} is loaded dynamically`);
+  }
+});
+
+Deno.test("the Redis rate-limit store lives behind its own export", async () => {
+  const loaded = await graph("../application/policies/redis_rate_limit.ts", true);
+  assert.ok(loaded.some((s) => s.startsWith("npm:/redis@")), loaded.join("\n"));
+});
+
+Deno.test("importing @fw/events loads no npm package", async () => {
+  const loaded = await graph("../events/mod.ts");
+  assert.ok(loaded.some((s) => s.endsWith("/events/mod.ts")), "graph was read");
+  assert.deepEqual(loaded.filter((s) => s.startsWith("npm:")), []);
+});
