@@ -1,5 +1,5 @@
 /**
- * File-based route conventions (spec 4.1): which files are routes, and the method and path each
+ * File-based route conventions: which files are routes, and the method and path each
  * one declares. Used at run time by `api()` and at build time by `generate`.
  *
  * | file | route |

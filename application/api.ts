@@ -1,5 +1,5 @@
 /**
- * `api()`: the REST plugin. It discovers route files (spec 4.1) under `<entry dir>/<scanFolder>`
+ * `api()`: the REST plugin. It discovers route files under `<entry dir>/<scanFolder>`
  * through the generated `.gen/api.gen.ts` loader or, when that is missing or out of date, by
  * scanning at start-up; it also takes explicit routes with `.route()`. Every endpoint is compiled
  * once at warmup. With the `openapi` option it also serves the OpenAPI document (and, with
@@ -48,7 +48,7 @@ export interface ApiOptions {
   /** Settings of stream endpoints: SSE heartbeats, WebSocket limits and idle timeout. */
   streams?: StreamOptions;
   /**
-   * Enables the OpenAPI document (spec 2.1): `title` and `version` (or `info`), `description`,
+   * Enables the OpenAPI document: `title` and `version` (or `info`), `description`,
    * `servers`; served at `path` (default `/openapi.json`) below the prefix, with a Swagger UI
    * page at `docs` when given; `generate` writes it to `.gen/openapi.json`.
    */
@@ -98,7 +98,7 @@ export interface ApiPlugin extends Plugin {
    */
   throws(status: number, description: string, schema?: SchemaLike): ApiPlugin;
   /**
-   * The OpenAPI 3.0.3 document of the routes served (spec 2.1 rule 3); call it after warmup.
+   * The OpenAPI 3.0.3 document of the routes served; call it after warmup.
    *
    * @param options Title, version, description and servers; default those of `api({ openapi })`.
    * @returns A new document.

@@ -1,5 +1,5 @@
 /**
- * Reading a JSON request body safely (DECISIONS.md "HTTP behaviour"):
+ * Reading a JSON request body safely:
  *
  * - a `Content-Type` other than `application/json` (or `application/*+json`) -> 415;
  * - a `Content-Length` over the limit (or not a number) -> 413 before anything is read; a body

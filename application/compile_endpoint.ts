@@ -3,8 +3,8 @@
  *
  * Per request, in order: params, query and body are validated (400 `{message, errors}` before the
  * handler), the DI scope is created when `.inject()` is used, the handler runs, its result is
- * checked against the declared response schema (outside production, warnings only) and sent per
- * spec 4.2; thrown values go through `errorResponse` in `_errors.ts` (non-HTTP errors are logged
+ * checked against the declared response schema (outside production, warnings only) and sent by its
+ * type; thrown values go through `errorResponse` in `_errors.ts` (non-HTTP errors are logged
  * with their stack and answered with a generic 500). The scope is disposed after the response is
  * built.
  *

@@ -1,5 +1,5 @@
 /**
- * Content negotiation for object and array results (spec 4.2): picks the response format from the
+ * Content negotiation for object and array results: picks the response format from the
  * request's `Accept` header, honouring q-values.
  *
  * A missing or empty `Accept` (or one of empty list elements only), the full wildcard and `application/*` give JSON. Among acceptable types the

@@ -1,5 +1,5 @@
 /**
- * `endpoint()`: declares one HTTP route's inputs, outputs, policies and handler (spec 2.3).
+ * `endpoint()`: declares one HTTP route's inputs, outputs, policies and handler.
  *
  * Simple mode `endpoint(ctx => ...)` takes just a handler. Builder mode `endpoint()` chains
  * declarations and ends with `.handle()`. Schemas are normalised when the builder method is
@@ -268,7 +268,8 @@ export function endpoint(): EndpointBuilder;
 /**
  * Defines an endpoint in simple mode: just a handler, no schemas.
  *
- * @param handler Receives `ctx`; its result is sent per spec 4.2.
+ * @param handler Receives `ctx`; its result is sent by its type (objects and arrays
+ *   negotiated, strings as text, `HttpResponse` as given, `undefined` as 204).
  * @returns The endpoint definition.
  * @throws {TypeError} When `handler` is not a function.
  *

@@ -22,7 +22,7 @@ import type { StreamOptions } from "./streams/options.ts";
 import type { RateLimitStore } from "./policies/rate_limit_store.ts";
 import type { BaseContext, EndpointContext, RawParams, RawQuery } from "./request_context.ts";
 
-/** How an endpoint talks to its client, derived from `.body()` and `.returns()` (spec 4.3). */
+/** How an endpoint talks to its client, derived from `.body()` and `.returns()`. */
 export type EndpointMode = "unary" | "server-stream" | "client-stream" | "bidi";
 
 /** The schema of `.params()` and `.query()`: a flat object of schemas. */
@@ -185,7 +185,7 @@ export interface StreamSendOptions {
 }
 
 /**
- * `ctx` of a client-stream or bidirectional endpoint (spec 4.3), and the base of the
+ * `ctx` of a client-stream or bidirectional endpoint, and the base of the
  * server-stream `ctx`; served by `compileStreamEndpoint()`.
  */
 export interface StreamContext<P = RawParams, Q = RawQuery, In = unknown, Out = unknown>

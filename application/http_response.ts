@@ -1,5 +1,5 @@
 /**
- * `HttpResponse` and its factories (spec 2.5): a response a handler returns when it wants full
+ * `HttpResponse` and its factories: a response a handler returns when it wants full
  * control of status, headers and body. It is sent as given: no content negotiation, no response
  * validation, and `ctx.statusCode` does not apply.
  *

@@ -1,5 +1,5 @@
 /**
- * The handler context `ctx` of spec 2.4.
+ * The handler context `ctx`.
  *
  * One {@linkcode RequestContext} is created per request and costs one small object: the URL is
  * kept as the request's string and sliced only when `path()`, `query()` or `host()` ask; no `URL`

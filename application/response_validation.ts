@@ -1,5 +1,5 @@
 /**
- * Response validation outside production (spec 7.5 and 8): a handler's result is checked against
+ * Response validation outside production: a handler's result is checked against
  * the schema declared for the response status (`.returns()` or `.response()`), and each mismatch
  * is logged as `WARN [response-validation] <path> — <detail>`. The response is never changed.
  *

@@ -1,5 +1,5 @@
 /**
- * One running handler invocation: it is the `msg` the handler receives (spec 2.8) and carries
+ * One running handler invocation: it is the `msg` the handler receives and carries
  * the consumer's bookkeeping (start time, deadline, DI scope). The abort controller behind
  * `msg.signal` is only made when a handler reads `signal`.
  *

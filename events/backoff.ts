@@ -1,5 +1,5 @@
 /**
- * Retry delays (DECISIONS.md "Events"): retry n waits `min(1000 * 2^(n-1), maxBackoff)` ms,
+ * Retry delays: retry n waits `min(1000 * 2^(n-1), maxBackoff)` ms,
  * reduced by a random part of up to `jitter` of that delay, never above `maxBackoff`.
  *
  * @module

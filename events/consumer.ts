@@ -1,9 +1,9 @@
 /**
  * The consumer: one handler instance on one transport. It implements the delivery state machine
- * of spec 3 the same way on every transport: attribute filters, the concurrency gate with its
+ * the same way on every transport: attribute filters, the concurrency gate with its
  * queue and overflow, the per-invocation async context and DI scope, time-outs with
  * `msg.signal`, manual ack, retries with back-off, dead-lettering or discarding, metrics
- * (spec 6.3) and one `message handled` log entry per delivery.
+ * and one `message handled` log entry per delivery.
  *
  * @module
  */
@@ -25,7 +25,7 @@ import { retryDelay } from "./backoff.ts";
 import { Invocation, type InvocationHost } from "./_invocation.ts";
 import type { Admission, Delivery, Subscription, Transport } from "./transport.ts";
 
-/** Values of the async context inside a handler (spec 2.8 / 6.2.2). */
+/** Values of the async context inside a handler. */
 export interface EventContext {
   /** Trace id of the message. */
   readonly traceId: string;
@@ -58,7 +58,7 @@ export interface ConsumerOptions {
   clock: Clock;
   /** Logger for the completion entries. */
   logger: Logger;
-  /** Meter for the spec 6.3 metrics. */
+  /** Meter for the `events.*` metrics. */
   meter: Meter;
   /** DI container; each invocation gets a scope of it. */
   container: Container;

@@ -1,5 +1,5 @@
 /**
- * The bounded in-memory dead-letter buffer (DECISIONS.md "Events"): dead letters with no
+ * The bounded in-memory dead-letter buffer: dead letters with no
  * `<topic>.dlq` subscriber are kept here, 1000 per broker by default; when full the oldest is
  * evicted, and every eviction is logged and counted.
  *

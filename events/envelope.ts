@@ -1,6 +1,6 @@
 /**
- * The message envelope that travels through transports: the payload plus the publish metadata of
- * spec 2.8. The delivery attempt is not part of the envelope; transports carry it beside it.
+ * The message envelope that travels through transports: the payload plus the publish metadata.
+ * The delivery attempt is not part of the envelope; transports carry it beside it.
  *
  * @module
  */

@@ -34,7 +34,7 @@ export interface PublishReceipt {
 export interface EventBusOptions {
   /** Named transports (at least one). */
   transports: Readonly<Record<string, Transport>>;
-  /** Routing rules (spec 6.2.4). */
+  /** Routing rules. */
   routes?: readonly RouteRule[];
   /** Fallback transport; defaults to the only transport when there is one. */
   defaultTransport?: string;
@@ -42,7 +42,7 @@ export interface EventBusOptions {
   clock?: Clock;
   /** Logger for completion entries. */
   logger?: Logger;
-  /** Meter for the spec 6.3 metrics. */
+  /** Meter for the `events.*` metrics. */
   meter?: Meter;
   /** DI container for handler scopes. */
   container?: Container;
@@ -242,7 +242,7 @@ export class EventBus {
       throw new Error(
         `Handler ${
           source ?? `"${handlerName}"`
-        } for topic "${definition.topic.name}" needs a stable "group" option: transport "${tName}" is external (spec 6.2.5)`,
+        } for topic "${definition.topic.name}" needs a stable "group" option: transport "${tName}" is external`,
       );
     }
     const reg: Registration = { definition, name: handlerName, ...(source ? { source } : {}) };

@@ -1,9 +1,9 @@
 /**
- * `events({...})`: the application plugin of spec 2.9. It gathers handlers (discovered `*.on.ts`
+ * `events({...})`: the application plugin. It gathers handlers (discovered `*.on.ts`
  * files and explicit ones), picks transports, starts consumers and makes publishers work.
  *
  * Transport choice, in order:
- * 1. `transport` (one) or `transports` + `routes` + `defaultTransport` (several; spec 6.2.4);
+ * 1. `transport` (one) or `transports` + `routes` + `defaultTransport` (several);
  * 2. else `endpoint` or the `EVENTS_ENDPOINT` variable: the broker of another local process
  *    (`httpBrokerTransport`);
  * 3. else the in-process {@linkcode MemoryBroker}, served as the local broker on
@@ -38,7 +38,7 @@ import {
   type EventServerTransportOptions,
 } from "./transports/eventserver/eventserver.ts";
 
-/** Options of {@linkcode events} (spec 2.9). */
+/** Options of {@linkcode events}. */
 export interface EventsOptions {
   /** Discover `*.on.ts` files (default true). */
   autoScan?: boolean;

@@ -1,6 +1,6 @@
 /**
  * `handler(Topic)`: declares a subscriber with options, a filter, injected providers and the
- * handle function (spec 2.7).
+ * handle function.
  *
  * @module
  */
@@ -15,7 +15,7 @@ import type {
   ResolvedHandlerOptions,
 } from "./handler_types.ts";
 
-/** Defaults of spec 2.7 and DECISIONS.md. */
+/** Handler option defaults. */
 export const HANDLER_DEFAULTS: ResolvedHandlerOptions = Object.freeze({
   distribution: "competing",
   maxRetries: 10,

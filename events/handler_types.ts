@@ -1,5 +1,5 @@
 /**
- * Types of handler definitions (spec 2.7, 2.8): options, the message a handler receives, and the
+ * Types of handler definitions: options, the message a handler receives, and the
  * builder interfaces returned by `handler()`.
  *
  * @module
@@ -8,7 +8,7 @@
 import type { InferSchema, ProviderMap, Resolved, SchemaLike } from "@fw/runtime";
 import type { Topic } from "./topic.ts";
 
-/** Handler options (spec 2.7 plus `jitter` from DECISIONS.md). */
+/** Handler options, including `jitter` (the random part of each retry delay). */
 export interface HandlerOptions {
   /** Stable subscription/group name; required by external transports. */
   group?: string;
@@ -60,7 +60,7 @@ export interface ResolvedHandlerOptions {
   readonly ack: "auto" | "manual";
 }
 
-/** The message a handler receives (spec 2.8). */
+/** The message a handler receives. */
 export interface Message<P = unknown> {
   /** The validated payload. */
   readonly payload: P;

@@ -1,5 +1,5 @@
 /**
- * `getPublisher(Topic)`: the typed, validating publish function (spec 2.8, 6.1).
+ * `getPublisher(Topic)`: the typed, validating publish function.
  *
  * The publisher finds the running application's event bus when it is called, so route files and
  * services can create publishers at module level. Rules: the payload is validated first (an
@@ -19,7 +19,7 @@ import type { EventBus, PublishReceipt } from "./event_bus.ts";
 export type { PublishReceipt };
 import { isTopic, type PayloadOf, type Topic } from "./topic.ts";
 
-/** Publish options (spec 2.8). */
+/** Publish options. */
 export interface PublishOptions {
   /** Message id (default a random UUID). */
   messageId?: string;

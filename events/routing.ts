@@ -1,5 +1,5 @@
 /**
- * Transport selection (spec 6.2.4): routes by the topic's channel first, then routes whose `match`
+ * Transport selection: routes by the topic's channel first, then routes whose `match`
  * pattern fits the topic name, then `defaultTransport`.
  *
  * Patterns: `*` stands for one dotted segment, `**` (or a trailing `>`) for any number of

@@ -1,5 +1,5 @@
 /**
- * `topic()`: the declaration of one kind of event (spec 2.6). A topic is pure data, a name, a
+ * `topic()`: the declaration of one kind of event. A topic is pure data, a name, a
  * payload schema and routing metadata, so publishers and subscribers in any service can import
  * it without pulling in a transport.
  *
@@ -10,7 +10,7 @@ import { compile, type InferSchema, type SchemaLike, type Validator } from "@fw/
 
 /** Options of {@linkcode topic}. */
 export interface TopicOptions {
-  /** Logical routing metadata (spec 2.6): `events({ routes: [{ channel, transport }] })` matches it. */
+  /** Logical routing metadata: `events({ routes: [{ channel, transport }] })` matches it. */
   channel?: string;
   /** Topic contract version; required for topics published through a managed Event Server. */
   version?: string;
@@ -92,7 +92,7 @@ export function topic<S extends SchemaLike>(
 }
 
 /**
- * The dead-letter topic of `t`: `<name>.dlq` with the same payload schema (spec 6). Subscribe a
+ * The dead-letter topic of `t`: `<name>.dlq` with the same payload schema. Subscribe a
  * handler to it to receive dead letters instead of keeping them in the broker's buffer.
  *
  * @param t The original topic.

@@ -86,7 +86,7 @@ export interface TransportCapabilities {
   readonly ordering: boolean;
   /** Messages survive a process restart. */
   readonly persistent: boolean;
-  /** Crosses process boundaries: handlers need a stable `group` (spec 6.2.5). */
+  /** Crosses process boundaries: handlers need a stable `group`. */
   readonly external: boolean;
   /** A publish returns only after every subscriber admitted the message (overflow throws). */
   readonly admission: boolean;

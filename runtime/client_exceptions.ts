@@ -1,6 +1,6 @@
 /**
  * The 4xx members of the `HttpException` family, and `ValidationException` (a 400 with the
- * field-level body of spec 7.1).
+ * field-level `{message, errors}` body).
  *
  * @module
  */
@@ -331,7 +331,7 @@ export class TooManyRequestsException extends HttpException {
 }
 
 /**
- * A 400 carrying field-level validation issues; its body is `{message, errors}` (spec 7.1), the
+ * A 400 carrying field-level validation issues; its body is `{message, errors}`, the
  * message being every issue's message joined with `"; "`. Its error code is `"Validation"`.
  *
  * @example

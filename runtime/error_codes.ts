@@ -25,7 +25,7 @@ export type ErrorCode =
   | "GatewayTimeout";
 
 /**
- * Error code to HTTP status, as DECISIONS.md fixes it.
+ * Error code to HTTP status.
  *
  * @example
  * ```ts

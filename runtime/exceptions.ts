@@ -27,7 +27,7 @@ export interface ValidationIssue {
   message: string;
 }
 
-/** The body of a 400 validation failure (spec 7.1). */
+/** The body of a 400 validation failure. */
 export interface ValidationErrorBody {
   /** Every issue's message joined with `"; "`. */
   message: string;

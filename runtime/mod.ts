@@ -1,13 +1,13 @@
 /**
  * `@fw/runtime`: what the HTTP and the events halves of fw share.
  *
- * - The schema vocabulary of spec 2.2 (`Uuid`, `Email`, `Int`, `Min`, `Optional`, `ArrayOf`,
+ * - The schema vocabulary (`Uuid`, `Email`, `Int`, `Min`, `Optional`, `ArrayOf`,
  *   `schema`...), with `String`, `Number` and `Boolean` (the global constructors) as primitives.
  * - The schema compiler (`compile(schema, area)`): a validator generated once per schema, with
  *   coercion for `params` and `query` and strict JSON types elsewhere.
  * - Exceptions: `HttpException`, its 4xx and 5xx subclasses (`NotFoundException`...),
- *   `ValidationException` (the spec 7.1 body), and `toErrorResponse` (any thrown value to status,
- *   body and headers; non-HTTP errors become a generic 500 that leaks nothing).
+ *   `ValidationException` (the `{message, errors}` body), and `toErrorResponse` (any thrown
+ *   value to status, body and headers; non-HTTP errors become a generic 500 that leaks nothing).
  * - The error-code catalogue of `.mayThrow()` (`ERROR_CODES`, `ErrorCode`, `errorCodeOf`,
  *   `errorCodeForStatus`) and the status phrases (`statusText`).
  * - The async context (`runInContext`, `useContext`, `tryContext`, type `AuthUser`): values that

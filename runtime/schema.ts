@@ -1,5 +1,5 @@
 /**
- * The schema vocabulary of spec 2.2: format schemas, constraints and combinators.
+ * The schema vocabulary: format schemas, constraints and combinators.
  *
  * Composition form: every constraint takes the schema it narrows as an optional last argument, the
  * same way `Desc(text, T)` does. Without it, number constraints narrow `Number` and string
@@ -317,7 +317,7 @@ export function Desc<S extends SchemaLike>(text: string, of: S): Described<S> {
 }
 
 /**
- * Marks a stream of messages of schema `of` (spec 4.3). Used in `.body()` and `.returns()` of
+ * Marks a stream of messages of schema `of`. Used in `.body()` and `.returns()` of
  * stream endpoints; each message is validated on its own.
  *
  * @param of The message schema.

@@ -67,7 +67,7 @@ export interface OptionalSchema<T> extends Schema<T | undefined> {
   readonly "~optional": true;
 }
 
-/** A `Stream(T)` marker: a stream of messages of type `T` (spec 4.3). */
+/** A `Stream(T)` marker: a stream of messages of type `T`. */
 export interface StreamSchema<T> extends Schema<AsyncIterable<T>> {
   /** Phantom field carrying the message type. */
   readonly "~type"?: AsyncIterable<T>;

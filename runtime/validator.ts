@@ -10,8 +10,8 @@
  * | `query` | `URLSearchParams` or a `QueryString` (a string or record is converted) | as `params`; `ArrayOf(T)` takes every value of a repeated key, a scalar the first |
  * | `body`, `payload`, `message`, `response` | parsed JSON | none: types must match exactly |
  *
- * Error fields are the area plus a dotted path (`body.items[1].sku`); messages follow spec 7.1 and
- * DECISIONS.md. All errors are reported in schema order, up to 100. Unknown properties are
+ * Error fields are the area plus a dotted path (`body.items[1].sku`); messages follow the
+ * documented forms. All errors are reported in schema order, up to 100. Unknown properties are
  * dropped from the validated value. A validator never throws.
  *
  * @module

@@ -79,7 +79,7 @@ function routePath(value: unknown, name: string): string {
 }
 
 /**
- * Checks the `api({ openapi })` option: the spec's flat `title`/`version`/`description` or an
+ * Checks the `api({ openapi })` option: the flat `title`/`version`/`description` or an
  * `info` object (not both), `servers`, `path` and `docs`.
  *
  * @param config The option's value.

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.0.3 generator (spec 1.4, 2.1, 2.3, 9.1): route metadata in, one deterministic
+ * The OpenAPI 3.0.3 generator: route metadata in, one deterministic
  * document out. `api().openapi()` calls it at run time; `api({ openapi })` serves its output and
  * `generate` writes it to `.gen/openapi.json`.
  *

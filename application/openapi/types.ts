@@ -35,13 +35,13 @@ export interface OpenApiOptions {
 }
 
 /**
- * The `api({ openapi })` option. The spec's flat form (`title`, `version`, `description`) and
+ * The `api({ openapi })` option. The flat form (`title`, `version`, `description`) and
  * the `info` form of `api().openapi()` are both accepted; give one of them.
  */
 export interface ApiOpenApiConfig {
-  /** API title (spec 2.1); or give `info`. */
+  /** API title; or give `info`. */
   readonly title?: string;
-  /** API version, written to `info.version` (spec 2.1, 9.1); or give `info`. */
+  /** API version, written to `info.version`; or give `info`. */
   readonly version?: string;
   /** API description; or give `info`. */
   readonly description?: string;

@@ -1,5 +1,5 @@
 /**
- * Writes object and array results in the negotiated format (spec 4.2): JSON, YAML (also as
+ * Writes object and array results in the negotiated format: JSON, YAML (also as
  * `text/plain`), a minimal HTML page wrapping the escaped JSON, or XML.
  *
  * Every format other than JSON first normalises the value the way `JSON.stringify` does

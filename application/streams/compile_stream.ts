@@ -1,5 +1,5 @@
 /**
- * Compiles stream endpoints (spec 4.3): server streams over Server-Sent Events or a WebSocket,
+ * Compiles stream endpoints: server streams over Server-Sent Events or a WebSocket,
  * client and bidirectional streams over a WebSocket.
  *
  * Per request, before any byte is streamed: the route policies run (a cross-origin request from

@@ -27,7 +27,7 @@ export interface MemoryBrokerOptions {
   clock?: Clock;
   /** Randomness for `simulateDuplicates` (default `Math.random`). */
   random?: () => number;
-  /** Redeliver about 2% of handled messages (spec 2.9), to exercise idempotent handlers. */
+  /** Redeliver about 2% of handled messages, to exercise idempotent handlers. */
   simulateDuplicates?: boolean;
   /** Dead letters kept with no `<topic>.dlq` subscriber (default 1000). */
   deadLetterLimit?: number;

@@ -1,7 +1,7 @@
 /**
  * The dead letters the Deno KV transport keeps when nothing subscribes to `<topic>.dlq`: stored in
  * KV under the transport's key prefix, so they survive restarts and every process sharing the
- * database sees the same list. Bounded like the in-memory buffer (DECISIONS.md "Events"): over the
+ * database sees the same list. Bounded like the in-memory buffer: over the
  * limit the oldest are evicted, and every eviction is logged and counted.
  *
  * @module

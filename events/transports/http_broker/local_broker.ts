@@ -1,5 +1,5 @@
 /**
- * The local development broker (DECISIONS.md "Events"): an in-memory broker with an HTTP and
+ * The local development broker: an in-memory broker with an HTTP and
  * WebSocket front so several local processes share one broker. An app with no transport and no
  * `EVENTS_ENDPOINT` serves it on 127.0.0.1:4222 (`EVENTS_BROKER_PORT` overrides); other
  * processes set `EVENTS_ENDPOINT=http://127.0.0.1:4222` and reach it through

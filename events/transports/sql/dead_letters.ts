@@ -1,7 +1,7 @@
 /**
  * The dead letters the SQL transport keeps when nothing subscribes to `<topic>.dlq`: rows of the
  * `dead_letters` table in the transport's schema, so they survive restarts and every process on the
- * database sees the same list. Bounded per original topic (DECISIONS.md "Events"): over the limit
+ * database sees the same list. Bounded per original topic: over the limit
  * the oldest of that topic are evicted, and every eviction is logged and counted.
  *
  * @module

@@ -1,6 +1,6 @@
 /**
- * The example app `deno task dev` runs: every route file convention of spec 4.1 and every
- * response kind of spec 4.2, plus typed events. Routes live in `api/`, event handlers in
+ * The example app `deno task dev` runs: every route file convention and every response
+ * kind fw supports, plus typed events. Routes live in `api/`, event handlers in
  * `events/` (`*.on.ts`); `deno task generate` writes `.gen/api.gen.ts`, `.gen/events.gen.ts` and
  * `.gen/openapi.json`. The loaders are imported here, statically, so a bundle (Deno Deploy) carries
  * every route and handler and start-up reads no file; `deno task dev` writes them again as files
@@ -24,7 +24,7 @@ export const app = application({ root: import.meta.url })
     openapi: {
       title: "fw example app",
       version: "1.0.0",
-      description: "Every route convention of spec 4.1 and every response kind of spec 4.2.",
+      description: "Every route file convention and every response kind fw supports.",
       docs: "/docs",
     },
   }))
