@@ -3,7 +3,8 @@
  * as a deploy build does) and the bundle runs with network and environment access and read access
  * to nothing but the bundle itself. Its routes answer, an event published by a route is handled,
  * and the pages it serves (the streams example's page, the example app's API docs with their
- * Swagger UI assets, the shop dashboard) come out of the bundle. Deno KV needs `--unstable-kv` here;
+ * Swagger UI assets, the shop dashboard, the live example's page and its browser bundle of the event
+ * client) come out of the bundle. Deno KV needs `--unstable-kv` here;
  * Deno Deploy has it built in.
  */
 
@@ -238,6 +239,81 @@ Deno.test("examples/shop bundled: catalogue, an order paid by its event handler 
       const admin = await fetch(`${app.url}/admin/orders`);
       assert.equal(admin.status, 401);
       await admin.body?.cancel();
+    } finally {
+      stderr = await app.stop();
+    }
+    assert.doesNotMatch(stderr, /NotCapable|PermissionDenied|Requires read access/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("examples/live bundled: page, client bundle, discovery and one event over the Event Server WebSocket with no file-system access", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "fw-bundle-" });
+  try {
+    const file = await bundle("examples/live/src/main.ts", dir);
+    const app = await run(file, {});
+    let stderr = "";
+    try {
+      const page = await fetch(`${app.url}/`);
+      assert.equal(page.status, 200);
+      assert.match(page.headers.get("content-type") ?? "", /text\/html/);
+      assert.match(
+        await page.text(),
+        /import \{ eventClient, isCompatibleEventServer \} from "\/event_client\.js"/,
+      );
+      const client = await fetch(`${app.url}/event_client.js`);
+      assert.equal(client.status, 200);
+      assert.match(client.headers.get("content-type") ?? "", /^text\/javascript/);
+      const js = await client.text();
+      assert.match(js, /fw\.events\.v1/);
+      assert.match(js, /export\s*\{[^}]*eventClient/, "the bundle exports eventClient");
+
+      const discovery = await fetch(`${app.url}/.well-known/fw/events`);
+      assert.equal(discovery.status, 200);
+      const doc = await discovery.json() as {
+        protocol: string;
+        endpoints: { websocket: string; publish: string };
+        topics: { name: string }[];
+      };
+      assert.equal(doc.protocol, "fw.events.v1");
+      assert.deepEqual(doc.topics.map((t) => t.name).sort(), ["live.orders", "live.quotes"]);
+
+      const ws = await WsClient.connect(
+        `${app.url.replace(/^http/, "ws")}${doc.endpoints.websocket}`,
+      );
+      try {
+        // Frames other than the ones awaited (pings) are skipped.
+        const frame = async (type: string) => {
+          for (;;) {
+            const f = await ws.json() as { type: string } | undefined;
+            assert.ok(f !== undefined, `the socket closed before a "${type}" frame`);
+            if (f.type === type) return f as Record<string, unknown>;
+            assert.notEqual(f.type, "error", JSON.stringify(f));
+          }
+        };
+        ws.send({ type: "hello", protocol: "fw.events.v1" });
+        assert.equal((await frame("welcome")).protocol, "fw.events.v1");
+        ws.send({ type: "subscribe", sub: "o", topic: "live.orders" });
+        assert.deepEqual(
+          await frame("subscribed"),
+          { type: "subscribed", sub: "o", topic: "live.orders", recovered: true },
+        );
+        const id = crypto.randomUUID();
+        const published = await fetch(`${app.url}${doc.endpoints.publish}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ id, topic: "live.orders", payload: { n: 1, item: "tea" } }),
+        });
+        assert.equal(published.status, 200, await published.text());
+        const event = await frame("event");
+        assert.deepEqual(
+          [event.sub, event.topic, event.payload],
+          ["o", "live.orders", { n: 1, item: "tea" }],
+        );
+      } finally {
+        await ws.close();
+      }
     } finally {
       stderr = await app.stop();
     }

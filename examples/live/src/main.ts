@@ -1,7 +1,8 @@
 /**
  * The live example: an Event Server with two topics and a page at `/` that follows both over one
- * WebSocket with `eventClient` (bundled from `@fw/events/client` when the app starts and served
- * at `/event_client.js`; no build step).
+ * WebSocket with `eventClient`, served at `/event_client.js` from the browser bundle of
+ * `@fw/events/client` that `deno task generate` writes to `.gen/event_client.js`. The page and the
+ * bundle are imported as text, so the app reads no file at run time and deploys as one bundle.
  *
  * ```sh
  * deno run -A examples/live/src/main.ts   # then open http://127.0.0.1:8001/
@@ -17,28 +18,28 @@
 import { type Application, application, http, type Plugin } from "@fw/application";
 import type { RealtimeBroker } from "@fw/events";
 import { eventServer } from "@fw/events/server";
-import { bundleClient } from "./bundle.ts";
+import page from "../public/index.html" with { type: "text" };
+import clientBundle from "./.gen/event_client.js" with { type: "text" };
 import { Orders, Quotes } from "./topics.ts";
-
-const PAGE = new URL("../public/index.html", import.meta.url);
 
 /** Serves the page at `/` and the bundled client at `/event_client.js`. */
 export function livePage(): Plugin {
   return {
     name: "livePage",
-    async warmup(ctx) {
-      const [html, js] = await Promise.all([Deno.readTextFile(PAGE), bundleClient()]);
+    warmup(ctx) {
       ctx.addRoute({
         method: "GET",
         path: "/",
         handler: () =>
-          new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } }),
+          new Response(page, { headers: { "content-type": "text/html; charset=utf-8" } }),
       });
       ctx.addRoute({
         method: "GET",
         path: "/event_client.js",
         handler: () =>
-          new Response(js, { headers: { "content-type": "text/javascript; charset=utf-8" } }),
+          new Response(clientBundle, {
+            headers: { "content-type": "text/javascript; charset=utf-8" },
+          }),
       });
     },
   };
