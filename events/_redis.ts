@@ -31,6 +31,13 @@ export interface RedisClient {
   connect(): Promise<unknown>;
   /** Closes the connection once pending replies have arrived. */
   close(): Promise<void>;
+  /**
+   * Drops the connection now, failing the commands still waiting (node-redis has it). Used when
+   * `close()` cannot finish: a connection that is down or reconnecting never gets its replies.
+   */
+  destroy?(): unknown;
+  /** Whether the connection is up and usable now (node-redis has it). */
+  readonly isReady?: boolean;
   /** Listens to connection events (`error`, `ready`, `reconnecting`, `end`). */
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   /** Subscribes this connection to a pub/sub channel. */
@@ -56,7 +63,10 @@ export interface RedisConnections {
    * {@linkcode RedisConnections.close}, or earlier by its own `close()`.
    */
   dedicated(): Promise<RedisClient>;
-  /** Closes every dedicated connection and, when fw created it, the main one. */
+  /**
+   * Closes every dedicated connection and, when fw created it, the main one, in bounded time (see
+   * {@linkcode closeRedisClient}).
+   */
   close(): Promise<void>;
 }
 
@@ -106,6 +116,42 @@ export function checkRedisSource(owner: string, source: RedisSource): void {
       }
     }
   }
+}
+
+/** How long closing a connection waits for the replies still pending before dropping it. */
+const CLOSE_GRACE_MS = 2_000;
+
+/**
+ * Closes one connection in bounded time. A connection that is up gets up to `graceMs` for its
+ * pending replies; one that is down or reconnecting (node-redis' `close()` would wait without end
+ * for replies to commands in its offline queue, and stops reconnecting) or too slow is destroyed,
+ * which fails its waiting commands.
+ *
+ * @param client The connection.
+ * @param graceMs How long to wait for pending replies.
+ */
+export async function closeRedisClient(
+  client: RedisClient,
+  graceMs: number = CLOSE_GRACE_MS,
+): Promise<void> {
+  const destroy = () => {
+    try {
+      client.destroy?.();
+    } catch {
+      // already closed
+    }
+  };
+  if (client.isReady === false && typeof client.destroy === "function") {
+    destroy();
+    return;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const closed = await Promise.race([
+    Promise.resolve().then(() => client.close()).then(() => true, () => true),
+    new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), graceMs)),
+  ]);
+  clearTimeout(timer);
+  if (!closed) destroy();
 }
 
 async function connectOrExplain(client: RedisClient, owner: string, where: string): Promise<void> {
@@ -168,7 +214,7 @@ export async function openRedis(owner: string, source: RedisSource): Promise<Red
       const all = [...dedicated, ...owned];
       dedicated.clear();
       owned.length = 0;
-      await Promise.all(all.map((c) => Promise.resolve(c.close()).catch(() => {})));
+      await Promise.all(all.map((c) => closeRedisClient(c)));
     },
   };
 }

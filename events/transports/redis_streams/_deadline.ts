@@ -9,7 +9,26 @@
 
 interface Waiting {
   readonly deadline: number;
-  reject: ((err: Error) => void) | undefined;
+  /** Rejects with the time-out error, or with the closed error when `closed` is true. */
+  reject: ((closed: boolean) => void) | undefined;
+}
+
+/**
+ * Waits for `promise` to settle (either way) until the instant `end` (`performance.now()` time).
+ *
+ * @param promise The work (its rejection is swallowed here).
+ * @param end The instant to stop waiting at.
+ * @returns `true` when it settled in time, `false` when the time ran out.
+ */
+export function settleBy(promise: Promise<unknown>, end: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), Math.max(0, end - performance.now()));
+    const done = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    promise.then(done, done);
+  });
 }
 
 /** Rejects promises that take longer than a bound. */
@@ -29,11 +48,13 @@ export class Deadlines {
    *
    * @param promise The work.
    * @param error Builds the time-out error.
+   * @param closed Builds the error for a promise still waiting when {@linkcode Deadlines.stop}
+   *   is called.
    */
-  bound<T>(promise: Promise<T>, error: () => Error): Promise<T> {
+  bound<T>(promise: Promise<T>, error: () => Error, closed: () => Error = error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const w: Waiting = { deadline: performance.now() + this.#ms, reject: undefined };
-      w.reject = () => reject(error());
+      w.reject = (stopped) => reject(stopped ? closed() : error());
       this.#queue.push(w);
       if (this.#timer === undefined) this.#arm();
       promise.then((v) => {
@@ -72,14 +93,22 @@ export class Deadlines {
       const w = q[this.#head++];
       const reject = w.reject;
       w.reject = undefined;
-      reject?.(new Error("time-out"));
+      reject?.(false);
     }
     this.#arm();
   };
 
-  /** Stops the timer (outstanding promises keep waiting for their own outcome). */
+  /** Stops the timer and rejects the promises still waiting with their closed error. */
   stop(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    const q = this.#queue;
+    for (let i = this.#head; i < q.length; i++) {
+      const reject = q[i].reject;
+      q[i].reject = undefined;
+      reject?.(true);
+    }
+    q.length = 0;
+    this.#head = 0;
   }
 }

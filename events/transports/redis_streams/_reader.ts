@@ -24,6 +24,7 @@ import type { RedisClient } from "../../_redis.ts";
 import type { Envelope } from "../../envelope.ts";
 import type { Admission, Delivery, DeliveryListener, SubscriptionSpec } from "../../transport.ts";
 import { decodeEntry, keys, redisGroup, type StreamEntry } from "./_keys.ts";
+import { settleBy } from "./_deadline.ts";
 import { ACK_DELETE, RETRY } from "./_scripts.ts";
 import { RetryMover } from "./_retry.ts";
 
@@ -93,6 +94,8 @@ export class Reader {
   #resumeAt = 0;
   #clientId: string | undefined;
   #claimTimer: TimerHandle | undefined;
+  /** Ends the back-off pause of the read loop early (on close). */
+  #wake: (() => void) | undefined;
   #closed = false;
   /** Resolves when the read loop has ended. */
   done: Promise<void> = Promise.resolve();
@@ -215,7 +218,14 @@ export class Reader {
             retryInMs: wait,
           });
         }
-        await new Promise((r) => setTimeout(r, wait));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.#wake = undefined;
       }
     }
   }
@@ -422,21 +432,34 @@ export class Reader {
     }
   }
 
-  /** Stops reading (deliveries already handed out can still be settled). */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#mover.stop();
-    if (this.#claimTimer !== undefined) this.#o.clock.clearTimeout(this.#claimTimer);
-    this.#room?.();
-    if (this.#clientId !== undefined) {
-      await this.#o.main.sendCommand(["CLIENT", "UNBLOCK", this.#clientId]).catch(() => {});
+  /**
+   * Stops reading (deliveries already handed out can still be settled): unblocks the blocking
+   * read and waits for the read loop to end, until the instant `end` at the latest. A read waiting
+   * in the offline queue of a connection that is down ends once that connection is closed.
+   *
+   * @param end `performance.now()` instant after which it stops waiting for Redis.
+   * @returns `true` when the read loop has ended.
+   */
+  async close(end: number): Promise<boolean> {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#mover.stop();
+      if (this.#claimTimer !== undefined) this.#o.clock.clearTimeout(this.#claimTimer);
+      this.#room?.();
+      this.#wake?.();
+      if (this.#clientId !== undefined) {
+        await settleBy(this.#o.main.sendCommand(["CLIENT", "UNBLOCK", this.#clientId]), end);
+      }
     }
-    await this.done;
+    return await settleBy(this.done, end);
   }
 
-  /** Waits for acks in flight. */
-  async flush(): Promise<void> {
-    await Promise.all(this.#acks.map((b) => b?.done.catch(() => {})));
+  /**
+   * Waits for acks in flight, until the instant `end` at the latest.
+   *
+   * @returns `true` when they have all been answered.
+   */
+  flush(end: number): Promise<boolean> {
+    return settleBy(Promise.all(this.#acks.map((b) => b?.done)), end);
   }
 }

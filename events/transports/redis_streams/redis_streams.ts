@@ -19,6 +19,7 @@
 
 import type { TimerHandle } from "@fw/runtime";
 import {
+  closeRedisClient,
   openRedis,
   redactRedisUrl,
   type RedisClient,
@@ -32,7 +33,7 @@ import type {
   Transport,
   TransportCapabilities,
 } from "../../transport.ts";
-import { Deadlines } from "./_deadline.ts";
+import { Deadlines, settleBy } from "./_deadline.ts";
 import { instanceMember, keys, redisGroup } from "./_keys.ts";
 import {
   type KvStreamTransportOptions,
@@ -49,6 +50,9 @@ export type { KvStreamTransportOptions } from "./_options.ts";
 
 /** Most envelopes per publish script call. */
 const PUBLISH_CHUNK = 500;
+
+/** How long close waits for read loops to end once their connections are closed. */
+const CLOSE_WAIT_MS = 2_000;
 
 interface Local {
   readonly spec: SubscriptionSpec;
@@ -158,8 +162,11 @@ export class KvStreamTransport implements Transport {
       );
     }
     const main = this.#main;
-    if (!main) return this.#connect().then(() => this.publish(envelope));
     const topic = envelope.topic;
+    if (!main) {
+      // The first publish opens the connection; the bound counts from the call.
+      return this.#bounded(topic, this.#connect()).then(() => this.publish(envelope));
+    }
     const k = envelope.dedupeKey;
     if (typeof k === "string") {
       const p = this.#o.prefix;
@@ -192,12 +199,16 @@ export class KvStreamTransport implements Transport {
     }
   }
 
-  /** Names the topic and address in failures; rejects after `publishTimeoutMs` without reply. */
-  #bounded(topic: string, run: Promise<unknown>): Promise<void> {
+  /**
+   * Names the topic and address in failures; rejects after `publishTimeoutMs` without reply
+   * (whatever the connection is doing: down, reconnecting, or just back), or when the transport
+   * closes first.
+   */
+  #bounded(topic: string, run: Promise<unknown>, what = "publish to"): Promise<void> {
     return this.#deadlines.bound(
       run.then(() => {}, (err) => {
         throw new Error(
-          `Cannot publish to topic "${topic}" on Redis at ${this.#where}: ${
+          `Cannot ${what} topic "${topic}" on Redis at ${this.#where}: ${
             (err as Error)?.message ?? err
           }`,
           { cause: err },
@@ -205,7 +216,11 @@ export class KvStreamTransport implements Transport {
       }),
       () =>
         new Error(
-          `Cannot publish to topic "${topic}": Redis at ${this.#where} did not answer within ${this.#o.publishTimeout} ms (the message may still be added once it reconnects)`,
+          `Cannot ${what} topic "${topic}": Redis at ${this.#where} did not answer within ${this.#o.publishTimeout} ms (the message may still be added once it reconnects)`,
+        ),
+      () =>
+        new Error(
+          `Cannot ${what} topic "${topic}": the transport closed before Redis at ${this.#where} answered`,
         ),
     );
   }
@@ -242,7 +257,7 @@ export class KvStreamTransport implements Transport {
       await reader.ensureGroups();
       await beat(connections.main, o.prefix, [local.member], o.clock.now() + o.ttl);
     } catch (err) {
-      await conn.close().catch(() => {});
+      await closeRedisClient(conn);
       throw new Error(
         `Cannot subscribe to topic "${spec.topic}" on Redis at ${this.#where}: ${
           (err as Error)?.message
@@ -258,11 +273,14 @@ export class KvStreamTransport implements Transport {
 
   async #leave(local: Local): Promise<void> {
     if (!this.#locals.delete(local)) return;
-    await local.reader.close();
-    await local.conn.close().catch(() => {});
+    // Every wait on Redis is bounded: a connection that is down never answers.
+    const end = performance.now() + this.#o.publishTimeout;
+    const ended = await local.reader.close(end);
+    await closeRedisClient(local.conn);
+    if (!ended) await settleBy(local.reader.done, performance.now() + CLOSE_WAIT_MS);
     this.#left.add(local.member);
     // Expired now: once it holds nothing, the next reaper removes it (this one on close).
-    await beat(this.#main!, this.#o.prefix, [local.member], this.#o.clock.now()).catch(() => {});
+    await settleBy(beat(this.#main!, this.#o.prefix, [local.member], this.#o.clock.now()), end);
   }
 
   #startHeartbeat(): void {
@@ -296,16 +314,18 @@ export class KvStreamTransport implements Transport {
   /**
    * Publishes to `<topic>.dlq` when that topic has a group, else keeps the dead letter in Redis.
    *
-   * @throws {Error} When Redis refuses the write.
+   * @throws {Error} When Redis refuses the write or does not answer within `publishTimeoutMs`.
    */
-  async deadLetter(envelope: Envelope): Promise<void> {
-    const main = (await this.#connect()).main;
-    const added = await PUBLISH.run(main, [keys.stream(this.#o.prefix, envelope.topic)], [
-      JSON.stringify(envelope),
-      "",
-      "g",
-    ]);
-    if (Number(added) !== 1) await this.deadLetters.add(envelope, this.#o.clock.now());
+  deadLetter(envelope: Envelope): Promise<void> {
+    const run = this.#connect().then(async (c) => {
+      const added = await PUBLISH.run(c.main, [keys.stream(this.#o.prefix, envelope.topic)], [
+        JSON.stringify(envelope),
+        "",
+        "g",
+      ]);
+      if (Number(added) !== 1) await this.deadLetters.add(envelope, this.#o.clock.now());
+    });
+    return this.#bounded(envelope.topic, run, "dead-letter to");
   }
 
   /**
@@ -328,6 +348,11 @@ export class KvStreamTransport implements Transport {
    * competing consumer only once it holds nothing) and closes the connections fw opened.
    * Deliveries still unsettled stay pending in Redis and are taken over by another instance of
    * their group; scheduled retries stay in Redis.
+   *
+   * It finishes in bounded time whatever the connection is doing: when Redis does not answer
+   * within `publishTimeoutMs` (down, or reconnecting), it skips the rest of this clean-up (the
+   * instances expire and a live process reaps them) and drops the connections; publishes still
+   * waiting then reject.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -335,19 +360,48 @@ export class KvStreamTransport implements Transport {
     const o = this.#o;
     if (this.#heartbeat !== undefined) o.clock.clearTimeout(this.#heartbeat);
     this.#heartbeat = undefined;
+    const end = performance.now() + o.publishTimeout;
     const locals = [...this.#locals];
     this.#locals.clear();
-    await Promise.all(locals.map((l) => l.reader.close()));
-    await Promise.all(locals.map((l) => l.reader.flush()));
-    const connections = await this.#connecting?.catch(() => undefined);
+    const stopped = await Promise.all(locals.map((l) => l.reader.close(end)));
+    let answered = stopped.every(Boolean) &&
+      await settleBy(Promise.all(locals.map((l) => l.reader.flush(end))), end);
+    const connecting = this.#connecting;
+    let connections: RedisConnections | undefined;
+    if (connecting) {
+      const opened = connecting.then((c) => connections = c, () => {});
+      // Still opening at the deadline: close it once it is open.
+      if (!await settleBy(opened, end)) connecting.then((c) => c.close(), () => {});
+    }
+    if (connections) {
+      const members = [...locals.map((l) => l.member), ...this.#left];
+      if (answered && members.length > 0) {
+        answered = await settleBy(this.#unregister(connections.main, members), end);
+      }
+      if (!answered) {
+        o.logger?.warn(
+          "redis streams: Redis did not answer on close; its instances expire and are reaped later",
+          { redis: this.#where, waitedMs: o.publishTimeout },
+        );
+      }
+      await connections.close();
+    }
+    // A read that waited on a connection that was down has failed with its close.
+    await settleBy(
+      Promise.all(locals.map((l) => l.reader.done)),
+      performance.now() + CLOSE_WAIT_MS,
+    );
     this.#deadlines.stop();
-    if (!connections) return;
-    for (const member of [...locals.map((l) => l.member), ...this.#left]) {
-      await reapMember(connections.main, o.prefix, member, Number.MAX_SAFE_INTEGER).catch((err) =>
+  }
+
+  /** Reaps this process's members now (a competing consumer only once it holds nothing). */
+  async #unregister(main: RedisClient, members: readonly string[]): Promise<void> {
+    const o = this.#o;
+    for (const member of members) {
+      await reapMember(main, o.prefix, member, Number.MAX_SAFE_INTEGER).catch((err) =>
         o.logger?.warn("redis streams: could not unregister on close", { error: String(err) })
       );
     }
-    await connections.close();
   }
 }
 
