@@ -11,8 +11,8 @@
  * @module
  */
 
-import { type Clock, type Logger, systemClock, ValidationException } from "@fw/runtime";
-import { isTopic } from "../topic.ts";
+import { type Clock, type Logger, systemClock } from "@fw/runtime";
+import { checkPayload, topicName } from "./_fanout.ts";
 import {
   type RealtimeBroker,
   type RealtimeCapabilities,
@@ -153,11 +153,8 @@ export class MemoryRealtime implements RealtimeBroker {
   // deno-lint-ignore require-await
   async publish(topic: RealtimeTopic, payload: unknown): Promise<RealtimeMessage> {
     if (this.#closed) throw new Error("Realtime broker is closed");
-    const name = nameOf(topic);
-    if (isTopic(topic)) {
-      const checked = topic.validate(payload);
-      if (!checked.ok) throw new ValidationException(checked.errors);
-    }
+    const name = topicName(topic);
+    checkPayload(topic, payload);
     const state = this.#state(name);
     const message: RealtimeMessage = Object.freeze({
       id: `${this.#epoch}-${++state.last}`,
@@ -181,9 +178,9 @@ export class MemoryRealtime implements RealtimeBroker {
   ): Promise<RealtimeSubscription> {
     if (this.#closed) throw new Error("Realtime broker is closed");
     if (typeof callback !== "function") {
-      throw new TypeError(`Invalid callback for topic "${nameOf(topic)}": expected a function`);
+      throw new TypeError(`Invalid callback for topic "${topicName(topic)}": expected a function`);
     }
-    const name = nameOf(topic);
+    const name = topicName(topic);
     const from = options.from ?? "latest";
     const state = this.#state(name);
     let replay: RealtimeMessage[] = [];
@@ -249,14 +246,6 @@ export class MemoryRealtime implements RealtimeBroker {
     }
     return state;
   }
-}
-
-function nameOf(topic: RealtimeTopic): string {
-  const name = typeof topic === "string" ? topic : topic?.name;
-  if (typeof name !== "string" || !name) {
-    throw new TypeError(`Invalid topic "${String(name)}": expected a topic or a topic name`);
-  }
-  return name;
 }
 
 /**
