@@ -12,7 +12,7 @@
  */
 
 import { type Clock, type Logger, systemClock } from "@fw/runtime";
-import { checkPayload, topicName } from "./_fanout.ts";
+import { checkPayload, OrderedDelivery, type RealtimeCallback, topicName } from "./_fanout.ts";
 import {
   type RealtimeBroker,
   type RealtimeCapabilities,
@@ -38,8 +38,6 @@ export interface MemoryRealtimeOptions {
   logger?: Logger;
 }
 
-type Callback = (message: RealtimeMessage) => void | Promise<void>;
-
 interface Retained {
   readonly message: RealtimeMessage;
   readonly at: number;
@@ -53,59 +51,29 @@ interface TopicState {
 
 /** One subscriber: delivers in order, waiting for a callback's promise before the next message. */
 class Subscriber implements RealtimeSubscription {
-  #queue: RealtimeMessage[] = [];
-  #running: Promise<void> | undefined;
+  readonly #delivery: OrderedDelivery;
   #closed = false;
 
   constructor(
     readonly recovered: boolean,
-    readonly callback: Callback,
-    readonly logger: Logger | undefined,
+    callback: RealtimeCallback,
+    logger: Logger | undefined,
     readonly detach: (s: Subscriber) => void,
-  ) {}
+  ) {
+    this.#delivery = new OrderedDelivery(callback, logger);
+  }
 
   deliver(message: RealtimeMessage): void {
     if (this.#closed) return;
-    if (this.#running) {
-      this.#queue.push(message);
-      return;
-    }
-    const pending = this.#call(message);
-    if (pending) this.#running = this.#drain(pending);
-  }
-
-  #call(message: RealtimeMessage): Promise<void> | undefined {
-    try {
-      const result = this.callback(message);
-      if (result instanceof Promise) return result.catch((error) => this.#failed(message, error));
-    } catch (error) {
-      this.#failed(message, error);
-    }
-    return undefined;
-  }
-
-  async #drain(first: Promise<void>): Promise<void> {
-    await first;
-    while (this.#queue.length && !this.#closed) {
-      await this.#call(this.#queue.shift()!);
-    }
-    this.#running = undefined;
-  }
-
-  #failed(message: RealtimeMessage, error: unknown): void {
-    this.logger?.error("realtime subscriber failed", {
-      topic: message.topic,
-      id: message.id,
-      error,
-    });
+    this.#delivery.deliver(message);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#queue = [];
+    this.#delivery.stop();
     this.detach(this);
-    await this.#running;
+    await this.#delivery.running;
   }
 }
 
