@@ -8,6 +8,8 @@
  * @module
  */
 
+import { checkConnectionSource } from "./_connection_source.ts";
+
 /** A row as the client returns it. */
 export type SqlRow = Record<string, unknown>;
 
@@ -104,32 +106,13 @@ function redact(message: string, url: string | undefined): string {
  * @throws {TypeError} Naming the option that is wrong.
  */
 export function checkSqlSource(owner: string, source: SqlSource): void {
-  const { url, client } = source ?? {};
-  if ((url === undefined) === (client === undefined)) {
-    throw new TypeError(`Invalid ${owner} options: give either "url" or "client"`);
-  }
-  if (url !== undefined) {
-    let scheme = "";
-    try {
-      scheme = new URL(url).protocol;
-    } catch {
-      // reported below
-    }
-    if (scheme !== "postgres:" && scheme !== "postgresql:") {
-      throw new TypeError(
-        `Invalid ${owner} option "url": expected a postgres:// URL, got ${describe(String(url))}`,
-      );
-    }
-  }
-  if (client !== undefined) {
-    for (const method of ["unsafe", "listen", "end"] as const) {
-      if (typeof (client as unknown as Record<string, unknown>)[method] !== "function") {
-        throw new TypeError(
-          `Invalid ${owner} option "client": the PostgreSQL client has no ${method}() method`,
-        );
-      }
-    }
-  }
+  checkConnectionSource(owner, source, {
+    schemes: ["postgres:", "postgresql:"],
+    expected: "a postgres:// URL",
+    describeUrl: describe,
+    product: "PostgreSQL",
+    methods: ["unsafe", "listen", "end"],
+  });
 }
 
 /**

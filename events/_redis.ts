@@ -8,6 +8,8 @@
  * @module
  */
 
+import { checkConnectionSource } from "./_connection_source.ts";
+
 /** A listener of a Redis pub/sub channel: the message text and the channel it came on. */
 export type RedisPubSubListener = (message: string, channel: string) => void;
 
@@ -88,34 +90,13 @@ export function redactRedisUrl(url: string): string {
  * @throws {TypeError} Naming the option that is wrong.
  */
 export function checkRedisSource(owner: string, source: RedisSource): void {
-  const { url, client } = source ?? {};
-  if ((url === undefined) === (client === undefined)) {
-    throw new TypeError(`Invalid ${owner} options: give either "url" or "client"`);
-  }
-  if (url !== undefined) {
-    let scheme = "";
-    try {
-      scheme = new URL(url).protocol;
-    } catch {
-      // reported below
-    }
-    if (scheme !== "redis:" && scheme !== "rediss:") {
-      throw new TypeError(
-        `Invalid ${owner} option "url": expected a redis:// or rediss:// URL, got "${
-          redactRedisUrl(String(url))
-        }"`,
-      );
-    }
-  }
-  if (client !== undefined) {
-    for (const method of ["sendCommand", "duplicate", "connect", "close", "on"] as const) {
-      if (typeof (client as unknown as Record<string, unknown>)[method] !== "function") {
-        throw new TypeError(
-          `Invalid ${owner} option "client": the Redis client has no ${method}() method`,
-        );
-      }
-    }
-  }
+  checkConnectionSource(owner, source, {
+    schemes: ["redis:", "rediss:"],
+    expected: "a redis:// or rediss:// URL",
+    describeUrl: (url) => `"${redactRedisUrl(url)}"`,
+    product: "Redis",
+    methods: ["sendCommand", "duplicate", "connect", "close", "on"],
+  });
 }
 
 /** How long closing a connection waits for the replies still pending before dropping it. */

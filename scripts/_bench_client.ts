@@ -18,56 +18,11 @@
 
 import { eventClient } from "@fw/events/client";
 import { BenchQuote } from "./_bench_eventserver_topic.ts";
+import { Child } from "./_bench_child.ts";
 
 const dir = new URL(".", import.meta.url).pathname;
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The server child process (JSON lines on stdout, commands on stdin). */
-class Server {
-  readonly #process: Deno.ChildProcess;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #lines: ReadableStreamDefaultReader<string>;
-  #buffer = "";
-
-  constructor() {
-    this.#process = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", `${dir}_bench_eventserver_server.ts`, "es"],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    this.#writer = this.#process.stdin.getWriter();
-    this.#lines = this.#process.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  }
-
-  async read(): Promise<Record<string, number>> {
-    for (;;) {
-      const nl = this.#buffer.indexOf("\n");
-      if (nl >= 0) {
-        const line = this.#buffer.slice(0, nl);
-        this.#buffer = this.#buffer.slice(nl + 1);
-        if (line.startsWith("{")) return JSON.parse(line);
-        continue;
-      }
-      const { value, done } = await this.#lines.read();
-      if (done) throw new Error("server process exited");
-      this.#buffer += value;
-    }
-  }
-
-  async ask(command: string): Promise<Record<string, number>> {
-    await this.#writer.write(new TextEncoder().encode(command + "\n"));
-    return await this.read();
-  }
-
-  async close(): Promise<void> {
-    this.#process.kill("SIGTERM");
-    await this.#process.status;
-    await this.#writer.close().catch(() => {});
-    await this.#lines.cancel().catch(() => {});
-  }
-}
 
 type Quote = { seq: number; at: number; text: string };
 type OnQuote = (q: Quote) => void;
@@ -110,7 +65,10 @@ async function measure(
   subscribers: number,
   duration: number,
 ): Promise<Row> {
-  const server = new Server();
+  const server = new Child([`${dir}_bench_eventserver_server.ts`, "es"], {
+    raiseFileLimit: false,
+    name: "server",
+  });
   const closers: (() => void)[] = [];
   try {
     const { port } = await server.read();

@@ -15,64 +15,9 @@
  * @module
  */
 
+import { Child } from "./_bench_child.ts";
+
 const dir = new URL(".", import.meta.url).pathname;
-
-/** A child process that speaks JSON lines. */
-class Child {
-  readonly #process: Deno.ChildProcess;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #lines: ReadableStreamDefaultReader<string>;
-  #buffer = "";
-
-  constructor(args: string[]) {
-    this.#process = new Deno.Command("sh", {
-      args: [
-        "-c",
-        'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" "$@"',
-        Deno.execPath(),
-        "run",
-        "-A",
-        ...args,
-      ],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    this.#writer = this.#process.stdin.getWriter();
-    this.#lines = this.#process.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  }
-
-  async read<T = Record<string, number>>(): Promise<T> {
-    for (;;) {
-      const nl = this.#buffer.indexOf("\n");
-      if (nl >= 0) {
-        const line = this.#buffer.slice(0, nl);
-        this.#buffer = this.#buffer.slice(nl + 1);
-        if (line.startsWith("{")) return JSON.parse(line);
-        continue;
-      }
-      const { value, done } = await this.#lines.read();
-      if (done) throw new Error("child process exited");
-      this.#buffer += value;
-    }
-  }
-
-  async ask<T = Record<string, number>>(command: string): Promise<T> {
-    await this.#writer.write(new TextEncoder().encode(command + "\n"));
-    return await this.read<T>();
-  }
-
-  async close(): Promise<void> {
-    try {
-      this.#process.kill("SIGTERM");
-    } catch {
-      // already gone
-    }
-    await this.#process.status;
-    await this.#writer.close().catch(() => {});
-    await this.#lines.cancel().catch(() => {});
-  }
-}
 
 /** Options of {@linkcode benchEventServer}. */
 export interface EventServerBenchOptions {

@@ -10,6 +10,7 @@
 
 import assert from "node:assert/strict";
 import { MemoryBroker, serveLocalBroker } from "@fw/events";
+import { JsonLinesProcess } from "../events/testdata/child_process.ts";
 
 const fixture = new URL("./fixtures/shutdown_app/main.ts", import.meta.url).pathname;
 const config = new URL("../deno.json", import.meta.url).pathname;
@@ -22,39 +23,9 @@ interface Line {
 }
 
 /** A `deno run` of the fixture whose JSON stdout lines are collected as they arrive. */
-class Server {
-  readonly lines: Line[] = [];
-  readonly child: Deno.ChildProcess;
-  readonly #done: Promise<void>;
-  #stderr = "";
-
+class Server extends JsonLinesProcess<Line> {
   constructor(args: string[]) {
-    this.child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--config", config, fixture, ...args],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#done = Promise.all([this.#read(), this.#readErrors()]).then(() => {});
-  }
-
-  async #read(): Promise<void> {
-    let buffered = "";
-    for await (const chunk of this.child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffered += chunk;
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, nl).trim();
-        buffered = buffered.slice(nl + 1);
-        if (line.startsWith("{")) this.lines.push(JSON.parse(line));
-      }
-    }
-  }
-
-  async #readErrors(): Promise<void> {
-    for await (const chunk of this.child.stderr.pipeThrough(new TextDecoderStream())) {
-      this.#stderr += chunk;
-    }
+    super(["--config", config, fixture, ...args]);
   }
 
   async url(): Promise<string> {
@@ -63,25 +34,11 @@ class Server {
       if (line) return line.url!;
       await new Promise((r) => setTimeout(r, 50));
     }
-    throw new Error(`server did not start: ${this.#stderr}`);
+    throw new Error(`server did not start: ${this.stderr}`);
   }
 
   ns(event: string): Set<number> {
     return new Set(this.lines.filter((l) => l.event === event).map((l) => l.n!));
-  }
-
-  async exit(): Promise<{ code: number; stderr: string }> {
-    const status = await this.child.status;
-    await this.#done;
-    return { code: status.code, stderr: this.#stderr };
-  }
-
-  kill(signal: Deno.Signal): void {
-    try {
-      this.child.kill(signal);
-    } catch {
-      // already exited
-    }
   }
 }
 
@@ -141,7 +98,7 @@ async function loadThenTerm(server: Server, workers: number, before: number) {
       outcomes.set(n, outcome);
       if (outcome === "ok" && ++ok >= before && !termed) {
         termed = true;
-        server.kill("SIGTERM");
+        server.signal("SIGTERM");
       }
       if (outcome === "refused") return; // the listener is gone: this worker is done
     }
@@ -188,14 +145,14 @@ async function scenario(args: string[]) {
     await second.url();
     const missing = await waitHandled([first, second], published, 30_000);
     assert.deepEqual(missing, [], "acknowledged events that were never handled");
-    second.kill("SIGTERM");
+    second.signal("SIGTERM");
     assert.equal((await second.exit()).code, 0);
     second = undefined;
   } finally {
-    first.kill("SIGKILL");
+    first.signal("SIGKILL");
     await first.exit();
     if (second) {
-      second.kill("SIGKILL");
+      second.signal("SIGKILL");
       await second.exit();
     }
   }

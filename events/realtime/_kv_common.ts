@@ -1,29 +1,9 @@
 /**
- * What the Redis realtime brokers (`kvStream`, `kvPubSub`) share: option checks, topic names,
- * payload validation and Redis stream ids.
+ * What the Redis realtime brokers (`kvStream`, `kvPubSub`) share: option checks and Redis stream
+ * ids (topic names and payload checks are in `_fanout.ts`).
  *
  * @module
  */
-
-import { ValidationException } from "@fw/runtime";
-import { isTopic } from "../topic.ts";
-import type { RealtimeTopic } from "./realtime.ts";
-
-/** The name of a topic argument. */
-export function topicName(topic: RealtimeTopic): string {
-  const name = typeof topic === "string" ? topic : topic?.name;
-  if (typeof name !== "string" || !name) {
-    throw new TypeError(`Invalid topic "${String(name)}": expected a topic or a topic name`);
-  }
-  return name;
-}
-
-/** Validates `payload` against `topic` when it is a `Topic`; throws a `ValidationException`. */
-export function checkPayload(topic: RealtimeTopic, payload: unknown): void {
-  if (!isTopic(topic)) return;
-  const checked = topic.validate(payload);
-  if (!checked.ok) throw new ValidationException(checked.errors);
-}
 
 /** Checks `keyPrefix` (default `fallback`) and returns it. */
 export function checkKeyPrefix(owner: string, value: unknown, fallback: string): string {

@@ -9,9 +9,9 @@
 import type { Logger } from "@fw/runtime";
 import type { RealtimeGap, RealtimeMessage, RealtimeSubscription } from "./realtime.ts";
 import { compareStreamIds, type StreamId } from "./_kv_common.ts";
+import { OrderedDelivery, type RealtimeCallback } from "./_fanout.ts";
 
-/** A realtime callback. */
-export type RealtimeCallback = (message: RealtimeMessage) => void | Promise<void>;
+export type { RealtimeCallback };
 
 /** A message with its parsed stream id (for ordering checks). */
 export interface OrderedMessage {
@@ -25,8 +25,7 @@ export class KvSubscription implements RealtimeSubscription {
   recovered = true;
   /** The last id handed to the callback, or what the subscriber asked to start after. */
   lastId: string;
-  #queue: RealtimeMessage[] = [];
-  #running: Promise<void> | undefined;
+  readonly #delivery: OrderedDelivery;
   #closed = false;
   /** Live messages held back while replaying (`undefined` once live). */
   #held: OrderedMessage[] | undefined;
@@ -53,6 +52,7 @@ export class KvSubscription implements RealtimeSubscription {
   ) {
     this.lastId = from;
     this.#held = holding ? [] : undefined;
+    this.#delivery = new OrderedDelivery(callback, logger);
   }
 
   /** True once closed. */
@@ -102,45 +102,16 @@ export class KvSubscription implements RealtimeSubscription {
   deliver(message: RealtimeMessage): void {
     if (this.#closed) return;
     this.lastId = message.id;
-    if (this.#running) {
-      this.#queue.push(message);
-      return;
-    }
-    const pending = this.#call(message);
-    if (pending) this.#running = this.#drain(pending);
-  }
-
-  #call(message: RealtimeMessage): Promise<void> | undefined {
-    try {
-      const result = this.callback(message);
-      if (result instanceof Promise) return result.catch((error) => this.#failed(message, error));
-    } catch (error) {
-      this.#failed(message, error);
-    }
-    return undefined;
-  }
-
-  async #drain(first: Promise<void>): Promise<void> {
-    await first;
-    while (this.#queue.length && !this.#closed) await this.#call(this.#queue.shift()!);
-    this.#running = undefined;
-  }
-
-  #failed(message: RealtimeMessage, error: unknown): void {
-    this.logger?.error("realtime subscriber failed", {
-      topic: message.topic,
-      id: message.id,
-      error,
-    });
+    this.#delivery.deliver(message);
   }
 
   /** Stops delivery; resolves once the running callback (if any) has finished. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#queue = [];
+    this.#delivery.stop();
     this.#held = undefined;
     await this.detach(this);
-    await this.#running;
+    await this.#delivery.running;
   }
 }

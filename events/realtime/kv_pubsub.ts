@@ -22,7 +22,8 @@ import type {
   RealtimeSubscription,
   RealtimeTopic,
 } from "./realtime.ts";
-import { checkKeyPrefix, checkPayload, encodePayload, topicName } from "./_kv_common.ts";
+import { checkKeyPrefix, encodePayload } from "./_kv_common.ts";
+import { checkPayload, topicName } from "./_fanout.ts";
 import { KvSubscription } from "./_kv_subscriber.ts";
 
 /** Options of {@linkcode kvPubSub}. */

@@ -22,16 +22,15 @@ import {
   checkDuration,
   checkInteger,
   checkKeyPrefix,
-  checkPayload,
   compareStreamIds,
   encodePayload,
   formatStreamId,
   parseStreamId,
   type StreamId,
   streamId,
-  topicName,
   ZERO_ID,
 } from "./_kv_common.ts";
+import { checkPayload, topicName } from "./_fanout.ts";
 import { KvSubscription } from "./_kv_subscriber.ts";
 import { readStreamInfo, redisTime, type StreamInfo } from "./_stream_info.ts";
 import { StreamReader, toMessage } from "./_stream_reader.ts";

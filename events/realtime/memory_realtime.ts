@@ -11,8 +11,8 @@
  * @module
  */
 
-import { type Clock, type Logger, systemClock, ValidationException } from "@fw/runtime";
-import { isTopic } from "../topic.ts";
+import { type Clock, type Logger, systemClock } from "@fw/runtime";
+import { checkPayload, OrderedDelivery, type RealtimeCallback, topicName } from "./_fanout.ts";
 import {
   type RealtimeBroker,
   type RealtimeCapabilities,
@@ -38,8 +38,6 @@ export interface MemoryRealtimeOptions {
   logger?: Logger;
 }
 
-type Callback = (message: RealtimeMessage) => void | Promise<void>;
-
 interface Retained {
   readonly message: RealtimeMessage;
   readonly at: number;
@@ -53,59 +51,29 @@ interface TopicState {
 
 /** One subscriber: delivers in order, waiting for a callback's promise before the next message. */
 class Subscriber implements RealtimeSubscription {
-  #queue: RealtimeMessage[] = [];
-  #running: Promise<void> | undefined;
+  readonly #delivery: OrderedDelivery;
   #closed = false;
 
   constructor(
     readonly recovered: boolean,
-    readonly callback: Callback,
-    readonly logger: Logger | undefined,
+    callback: RealtimeCallback,
+    logger: Logger | undefined,
     readonly detach: (s: Subscriber) => void,
-  ) {}
+  ) {
+    this.#delivery = new OrderedDelivery(callback, logger);
+  }
 
   deliver(message: RealtimeMessage): void {
     if (this.#closed) return;
-    if (this.#running) {
-      this.#queue.push(message);
-      return;
-    }
-    const pending = this.#call(message);
-    if (pending) this.#running = this.#drain(pending);
-  }
-
-  #call(message: RealtimeMessage): Promise<void> | undefined {
-    try {
-      const result = this.callback(message);
-      if (result instanceof Promise) return result.catch((error) => this.#failed(message, error));
-    } catch (error) {
-      this.#failed(message, error);
-    }
-    return undefined;
-  }
-
-  async #drain(first: Promise<void>): Promise<void> {
-    await first;
-    while (this.#queue.length && !this.#closed) {
-      await this.#call(this.#queue.shift()!);
-    }
-    this.#running = undefined;
-  }
-
-  #failed(message: RealtimeMessage, error: unknown): void {
-    this.logger?.error("realtime subscriber failed", {
-      topic: message.topic,
-      id: message.id,
-      error,
-    });
+    this.#delivery.deliver(message);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#queue = [];
+    this.#delivery.stop();
     this.detach(this);
-    await this.#running;
+    await this.#delivery.running;
   }
 }
 
@@ -153,11 +121,8 @@ export class MemoryRealtime implements RealtimeBroker {
   // deno-lint-ignore require-await
   async publish(topic: RealtimeTopic, payload: unknown): Promise<RealtimeMessage> {
     if (this.#closed) throw new Error("Realtime broker is closed");
-    const name = nameOf(topic);
-    if (isTopic(topic)) {
-      const checked = topic.validate(payload);
-      if (!checked.ok) throw new ValidationException(checked.errors);
-    }
+    const name = topicName(topic);
+    checkPayload(topic, payload);
     const state = this.#state(name);
     const message: RealtimeMessage = Object.freeze({
       id: `${this.#epoch}-${++state.last}`,
@@ -181,9 +146,9 @@ export class MemoryRealtime implements RealtimeBroker {
   ): Promise<RealtimeSubscription> {
     if (this.#closed) throw new Error("Realtime broker is closed");
     if (typeof callback !== "function") {
-      throw new TypeError(`Invalid callback for topic "${nameOf(topic)}": expected a function`);
+      throw new TypeError(`Invalid callback for topic "${topicName(topic)}": expected a function`);
     }
-    const name = nameOf(topic);
+    const name = topicName(topic);
     const from = options.from ?? "latest";
     const state = this.#state(name);
     let replay: RealtimeMessage[] = [];
@@ -249,14 +214,6 @@ export class MemoryRealtime implements RealtimeBroker {
     }
     return state;
   }
-}
-
-function nameOf(topic: RealtimeTopic): string {
-  const name = typeof topic === "string" ? topic : topic?.name;
-  if (typeof name !== "string" || !name) {
-    throw new TypeError(`Invalid topic "${String(name)}": expected a topic or a topic name`);
-  }
-  return name;
 }
 
 /**

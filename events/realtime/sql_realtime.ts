@@ -18,8 +18,8 @@
  * @module
  */
 
-import { type Logger, ValidationException } from "@fw/runtime";
-import { isTopic } from "../topic.ts";
+import type { Logger } from "@fw/runtime";
+import { checkPayload, topicName } from "./_fanout.ts";
 import {
   checkSqlSource,
   openSql,
@@ -158,14 +158,6 @@ function hash(text: string): string {
   return h.toString(16).padStart(16, "0");
 }
 
-function nameOf(topic: RealtimeTopic): string {
-  const name = typeof topic === "string" ? topic : topic?.name;
-  if (typeof name !== "string" || !name) {
-    throw new TypeError(`Invalid topic "${String(name)}": expected a topic or a topic name`);
-  }
-  return name;
-}
-
 const encoder = new TextEncoder();
 
 /** The PostgreSQL realtime broker class; create one with {@linkcode sqlRealtime}. */
@@ -236,11 +228,8 @@ export class SqlRealtime implements RealtimeBroker {
    */
   async publish(topic: RealtimeTopic, payload: unknown): Promise<RealtimeMessage> {
     if (this.#closed) throw new Error("Realtime broker is closed");
-    const name = nameOf(topic);
-    if (isTopic(topic)) {
-      const checked = topic.validate(payload);
-      if (!checked.ok) throw new ValidationException(checked.errors);
-    }
+    const name = topicName(topic);
+    checkPayload(topic, payload);
     const message: RealtimeMessage = Object.freeze({ id: this.#nextId(), topic: name, payload });
     const text = JSON.stringify(message);
     if (text.length * 3 > NOTIFY_LIMIT_BYTES) {
@@ -262,7 +251,7 @@ export class SqlRealtime implements RealtimeBroker {
     options: RealtimeSubscribeOptions = {},
   ): Promise<RealtimeSubscription> {
     if (this.#closed) throw new Error("Realtime broker is closed");
-    const name = nameOf(topic);
+    const name = topicName(topic);
     if (typeof callback !== "function") {
       throw new TypeError(`Invalid callback for topic "${name}": expected a function`);
     }

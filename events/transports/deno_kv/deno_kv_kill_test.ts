@@ -11,6 +11,7 @@ import { getPublisher } from "../../publisher.ts";
 import { topic } from "../../topic.ts";
 import { Int } from "@fw/runtime";
 import { DenoKvTransport } from "./deno_kv.ts";
+import { JsonLinesProcess } from "../../testdata/child_process.ts";
 
 const Job = topic("kill.job", { n: Int });
 const fixture = new URL("./testdata/kv_consumer.ts", import.meta.url).pathname;
@@ -25,39 +26,9 @@ interface Line {
 }
 
 /** A `deno run` of the fixture whose JSON output lines are collected as they arrive. */
-class Consumer {
-  readonly lines: Line[] = [];
-  readonly #child: Deno.ChildProcess;
-  readonly #reading: Promise<void>;
-  #stderr = "";
-
+class Consumer extends JsonLinesProcess<Line> {
   constructor(path: string, mode: "hang" | "handle") {
-    this.#child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--unstable-kv", "--config", config, fixture, path, mode],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#reading = Promise.all([this.#read(), this.#readErrors()]).then(() => {});
-  }
-
-  async #read(): Promise<void> {
-    let buffered = "";
-    for await (const chunk of this.#child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffered += chunk;
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, nl).trim();
-        buffered = buffered.slice(nl + 1);
-        if (line.startsWith("{")) this.lines.push(JSON.parse(line));
-      }
-    }
-  }
-
-  async #readErrors(): Promise<void> {
-    for await (const chunk of this.#child.stderr.pipeThrough(new TextDecoderStream())) {
-      this.#stderr += chunk;
-    }
+    super(["--unstable-kv", "--config", config, fixture, path, mode]);
   }
 
   /** Waits for a line matching `match`, failing after `ms` with the process's stderr. */
@@ -67,18 +38,10 @@ class Consumer {
       const found = this.lines.find(match);
       if (found) return found;
       if (Date.now() > end) {
-        throw new Error(`Timed out after ${ms} ms waiting for ${what}; stderr: ${this.#stderr}`);
+        throw new Error(`Timed out after ${ms} ms waiting for ${what}; stderr: ${this.stderr}`);
       }
       await new Promise((r) => setTimeout(r, 10));
     }
-  }
-
-  async kill(): Promise<void> {
-    try {
-      this.#child.kill("SIGKILL");
-    } catch { /* already exited */ }
-    await this.#child.status;
-    await this.#reading;
   }
 }
 

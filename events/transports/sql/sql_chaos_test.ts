@@ -19,6 +19,7 @@ import { topic } from "../../topic.ts";
 import { Int } from "@fw/runtime";
 import { SqlTransport } from "./sql_transport.ts";
 import { admin, dropSchemas, PG_URL, randomSchema, until } from "./testdata/pg_env.ts";
+import { JsonLinesProcess } from "../../testdata/child_process.ts";
 
 const Job = topic("chaos.job", { n: Int });
 const fixture = new URL("./testdata/sql_consumer.ts", import.meta.url).pathname;
@@ -34,43 +35,9 @@ interface Line {
 }
 
 /** A consumer process whose JSON output lines are collected as they arrive. */
-class ConsumerProcess {
-  readonly lines: Line[] = [];
-  readonly #child: Deno.ChildProcess;
-  readonly #reading: Promise<void>;
-  #stderr = "";
-
+class ConsumerProcess extends JsonLinesProcess<Line> {
   constructor(schema: string, app: string, handlerMs: number) {
-    this.#child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--config", config, fixture, PG_URL, schema, app, String(handlerMs)],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    this.#reading = Promise.all([this.#read(), this.#readErrors()]).then(() => {});
-  }
-
-  async #read(): Promise<void> {
-    let buffered = "";
-    for await (const chunk of this.#child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffered += chunk;
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, nl).trim();
-        buffered = buffered.slice(nl + 1);
-        if (line.startsWith("{")) this.lines.push(JSON.parse(line));
-      }
-    }
-  }
-
-  async #readErrors(): Promise<void> {
-    for await (const chunk of this.#child.stderr.pipeThrough(new TextDecoderStream())) {
-      this.#stderr += chunk;
-    }
-  }
-
-  get stderr(): string {
-    return this.#stderr;
+    super(["--config", config, fixture, PG_URL, schema, app, String(handlerMs)]);
   }
 
   handled(): number {
@@ -83,15 +50,7 @@ class ConsumerProcess {
   }
 
   async ready(ms: number): Promise<void> {
-    await until(() => this.lines.some((l) => l.event === "ready"), ms, `ready; ${this.#stderr}`);
-  }
-
-  async kill(): Promise<void> {
-    try {
-      this.#child.kill("SIGKILL");
-    } catch { /* already exited */ }
-    await this.#child.status;
-    await this.#reading;
+    await until(() => this.lines.some((l) => l.event === "ready"), ms, `ready; ${this.stderr}`);
   }
 }
 
