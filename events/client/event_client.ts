@@ -7,7 +7,12 @@
  * @module
  */
 
-import { type DiscoveryDocument, EVENTS_CLOSE_CODES, EVENTS_PROTOCOL } from "../protocol/frames.ts";
+import {
+  type DiscoveryDocument,
+  EVENTS_CLOSE_CODES,
+  EVENTS_PROTOCOL,
+  SERVER_FRAME_TYPES,
+} from "../protocol/frames.ts";
 import type { ClientState, EventClient, EventClientOptions } from "./client_types.ts";
 import { payloadProblem, type ValidatorCache } from "./_payload_check.ts";
 import { readDiscovery } from "./compatible.ts";
@@ -19,17 +24,6 @@ import {
   type SubscribeOptions,
   SubscriptionRecord,
 } from "./subscription.ts";
-
-const VALID_FRAME_TYPES = new Set([
-  "welcome",
-  "subscribed",
-  "unsubscribed",
-  "event",
-  "gap",
-  "ping",
-  "pong",
-  "error",
-]);
 
 function positive(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -283,7 +277,7 @@ class Client implements EventClient {
         new EventClientError("invalid_frame", "The server sent a frame that is not JSON"),
       );
     }
-    if (typeof f !== "object" || f === null || !VALID_FRAME_TYPES.has(f.type as string)) {
+    if (typeof f !== "object" || f === null || !SERVER_FRAME_TYPES.has(f.type as string)) {
       const type = typeof f === "object" && f !== null ? String(f.type) : typeof f;
       return this.#report(
         new EventClientError("invalid_frame", `The server sent a frame of unknown type "${type}"`),

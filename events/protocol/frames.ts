@@ -172,6 +172,27 @@ export type ServerFrame =
 /** Every frame of the WebSocket profile, either direction (wire field for the channel: `channel`). */
 export type EventServerFrame = ClientFrame | ServerFrame;
 
+/** The `type` of every frame a client may send. */
+export const CLIENT_FRAME_TYPES: ReadonlySet<string> = new Set<ClientFrame["type"]>([
+  "hello",
+  "subscribe",
+  "unsubscribe",
+  "ping",
+  "pong",
+]);
+
+/** The `type` of every frame a server may send. */
+export const SERVER_FRAME_TYPES: ReadonlySet<string> = new Set<ServerFrame["type"]>([
+  "welcome",
+  "subscribed",
+  "unsubscribed",
+  "event",
+  "gap",
+  "ping",
+  "pong",
+  "error",
+]);
+
 /** WebSocket close codes of the protocol. */
 export const EVENTS_CLOSE_CODES = {
   /** The client or server ended the connection normally. */

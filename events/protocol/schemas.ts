@@ -26,7 +26,12 @@ import unsubscribe from "./schemas/unsubscribe.json" with { type: "json" };
 import unsubscribed from "./schemas/unsubscribed.json" with { type: "json" };
 import welcome from "./schemas/welcome.json" with { type: "json" };
 import { checkSchema, type JsonSchema, type SchemaIssue } from "./_json_schema.ts";
-import type { ClientFrame, WsErrorCode } from "./frames.ts";
+import {
+  CLIENT_FRAME_TYPES,
+  type ClientFrame,
+  SERVER_FRAME_TYPES,
+  type WsErrorCode,
+} from "./frames.ts";
 
 export type { SchemaIssue };
 
@@ -76,18 +81,6 @@ export const PROTOCOL_SCHEMAS: Readonly<
   unsubscribed,
   welcome,
 });
-
-const CLIENT_TYPES = new Set(["hello", "subscribe", "unsubscribe", "ping", "pong"]);
-const SERVER_TYPES = new Set([
-  "welcome",
-  "subscribed",
-  "unsubscribed",
-  "event",
-  "gap",
-  "ping",
-  "pong",
-  "error",
-]);
 
 /** A valid subscription id: only such an id is echoed in an error frame. */
 const SUB_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -177,11 +170,13 @@ export function parseClientFrame(text: string): ParsedClientFrame {
     };
   }
   const shown = type.length > 64 ? type.slice(0, 61) + "..." : type;
-  if (!CLIENT_TYPES.has(type)) {
+  if (!CLIENT_FRAME_TYPES.has(type)) {
     return {
       ok: false,
       code: "unknown_type",
-      message: `Unknown frame type "${shown}": expected one of ${[...CLIENT_TYPES].join(", ")}`,
+      message: `Unknown frame type "${shown}": expected one of ${
+        [...CLIENT_FRAME_TYPES].join(", ")
+      }`,
       type: shown,
       ...known,
     };
@@ -217,7 +212,7 @@ export function parseClientFrame(text: string): ParsedClientFrame {
  */
 export function checkServerFrame(value: unknown): string[] {
   const type = (value as { type?: unknown } | null)?.type;
-  if (typeof type !== "string" || !SERVER_TYPES.has(type)) {
+  if (typeof type !== "string" || !SERVER_FRAME_TYPES.has(type)) {
     return [`frame ${JSON.stringify(type ?? null)}: not a server frame type`];
   }
   return checkSchema(resolve(type)!, value, resolve).map((i) =>
