@@ -1,9 +1,61 @@
 /**
  * What the Redis realtime brokers (`kvStream`, `kvPubSub`) share: option checks and Redis stream
- * ids (topic names and payload checks are in `_fanout.ts`).
+ * ids, the connections opened on first use (topic names and payload checks are in `_fanout.ts`).
  *
  * @module
  */
+
+import { openRedis, type RedisConnections, type RedisSource } from "../_redis.ts";
+
+/**
+ * A broker's Redis connections, opened on first use. A failed attempt is forgotten, so the next
+ * call tries again; after {@linkcode LazyRedis.close} every call rejects.
+ */
+export class LazyRedis {
+  readonly #owner: string;
+  readonly #source: RedisSource;
+  #open: Promise<RedisConnections> | undefined;
+  #closed = false;
+
+  /** @param owner Name for messages (`kvStream()`). @param source The URL or the client. */
+  constructor(owner: string, source: RedisSource) {
+    this.#owner = owner;
+    this.#source = source;
+  }
+
+  /** True once {@linkcode LazyRedis.close} was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The connections, opening them on the first call. */
+  get(): Promise<RedisConnections> {
+    if (this.#closed) return Promise.reject(new Error("Realtime broker is closed"));
+    this.#open ??= openRedis(this.#owner, this.#source).catch((error) => {
+      this.#open = undefined; // the next call tries again
+      throw error;
+    });
+    return this.#open;
+  }
+
+  /**
+   * Refuses further use at once.
+   *
+   * @returns False when it was already refused (a second `close()` of the broker).
+   */
+  refuse(): boolean {
+    if (this.#closed) return false;
+    this.#closed = true;
+    return true;
+  }
+
+  /** Refuses further use and closes the connections, if they were opened. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const redis = await this.#open?.catch(() => undefined);
+    await redis?.close();
+  }
+}
 
 /** Checks `keyPrefix` (default `fallback`) and returns it. */
 export function checkKeyPrefix(owner: string, value: unknown, fallback: string): string {

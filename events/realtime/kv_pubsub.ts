@@ -7,13 +7,7 @@
  */
 
 import type { Logger } from "@fw/runtime";
-import {
-  checkRedisSource,
-  openRedis,
-  type RedisClient,
-  type RedisConnections,
-  type RedisSource,
-} from "../_redis.ts";
+import { checkRedisSource, type RedisClient, type RedisSource } from "../_redis.ts";
 import type {
   RealtimeBroker,
   RealtimeCapabilities,
@@ -22,7 +16,7 @@ import type {
   RealtimeSubscription,
   RealtimeTopic,
 } from "./realtime.ts";
-import { checkKeyPrefix, encodePayload } from "./_kv_common.ts";
+import { checkKeyPrefix, encodePayload, LazyRedis } from "./_kv_common.ts";
 import { checkPayload, topicName } from "./_fanout.ts";
 import { KvSubscription } from "./_kv_subscriber.ts";
 
@@ -49,17 +43,15 @@ export class KvPubSub implements RealtimeBroker {
   readonly name = "kvpubsub";
   /** Live only: `{ replay: false }`. */
   readonly capabilities: RealtimeCapabilities = Object.freeze({ replay: false });
-  readonly #source: RedisSource;
   readonly #prefix: string;
   readonly #logger: Logger | undefined;
   /** The first two parts of every id this broker issues. */
   readonly #origin = `${Date.now()}-${crypto.getRandomValues(new Uint32Array(1))[0]}`;
   readonly #sequences = new Map<string, number>();
   readonly #channels = new Map<string, Channel>();
-  #redis: Promise<RedisConnections> | undefined;
+  readonly #redis: LazyRedis;
   #listener: Promise<RedisClient> | undefined;
   #down = false;
-  #closed = false;
 
   /**
    * Checks the options; connects on {@linkcode KvPubSub.start} or the first publish or subscribe.
@@ -76,7 +68,7 @@ export class KvPubSub implements RealtimeBroker {
         `Invalid ${OWNER} option "client": the Redis client has no subscribe() and unsubscribe() methods`,
       );
     }
-    this.#source = { url: options.url, client };
+    this.#redis = new LazyRedis(OWNER, { url: options.url, client });
     this.#prefix = checkKeyPrefix(OWNER, options.keyPrefix, "fw:realtime:");
     this.#logger = options.logger;
   }
@@ -87,16 +79,7 @@ export class KvPubSub implements RealtimeBroker {
    * @throws {Error} `kvPubSub() cannot connect to Redis at <url>: ...` when Redis is unreachable.
    */
   async start(): Promise<void> {
-    await this.#connections();
-  }
-
-  #connections(): Promise<RedisConnections> {
-    if (this.#closed) return Promise.reject(new Error("Realtime broker is closed"));
-    this.#redis ??= openRedis(OWNER, this.#source).catch((error) => {
-      this.#redis = undefined;
-      throw error;
-    });
-    return this.#redis;
+    await this.#redis.get();
   }
 
   /**
@@ -107,7 +90,7 @@ export class KvPubSub implements RealtimeBroker {
   async publish(topic: RealtimeTopic, payload: unknown): Promise<RealtimeMessage> {
     const name = topicName(topic);
     checkPayload(topic, payload);
-    const redis = await this.#connections();
+    const redis = await this.#redis.get();
     const seq = (this.#sequences.get(name) ?? 0) + 1;
     this.#sequences.set(name, seq);
     const id = `${this.#origin}-${seq}`;
@@ -187,7 +170,7 @@ export class KvPubSub implements RealtimeBroker {
   /** The dedicated pub/sub connection; a lost connection is reported to every subscriber. */
   #listenerClient(): Promise<RedisClient> {
     this.#listener ??= (async () => {
-      const redis = await this.#connections();
+      const redis = await this.#redis.get();
       const client = await redis.dedicated();
       await client.sendCommand([
         "CLIENT",
@@ -197,7 +180,7 @@ export class KvPubSub implements RealtimeBroker {
           "_",
         ),
       ]);
-      const lost = () => void (this.#down = !this.#closed);
+      const lost = () => void (this.#down = !this.#redis.closed);
       client.on("error", lost);
       client.on("end", lost);
       client.on("reconnecting", lost);
@@ -218,12 +201,10 @@ export class KvPubSub implements RealtimeBroker {
 
   /** Closes every subscription and the connections fw opened. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (!this.#redis.refuse()) return;
     const all = [...this.#channels.values()].flatMap((c) => [...c.subscriptions]);
     await Promise.all(all.map((s) => s.close()));
-    const redis = await this.#redis?.catch(() => undefined);
-    await redis?.close();
+    await this.#redis.close();
   }
 }
 

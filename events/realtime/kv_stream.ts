@@ -8,7 +8,7 @@
  */
 
 import type { Logger } from "@fw/runtime";
-import { checkRedisSource, openRedis, type RedisConnections, type RedisSource } from "../_redis.ts";
+import { checkRedisSource, type RedisConnections, type RedisSource } from "../_redis.ts";
 import {
   type RealtimeBroker,
   type RealtimeCapabilities,
@@ -25,6 +25,7 @@ import {
   compareStreamIds,
   encodePayload,
   formatStreamId,
+  LazyRedis,
   parseStreamId,
   type StreamId,
   streamId,
@@ -60,15 +61,13 @@ export class KvStream implements RealtimeBroker {
   readonly name = "kvstream";
   /** Replays a retained window: `{ replay: true }`. */
   readonly capabilities: RealtimeCapabilities = Object.freeze({ replay: true });
-  readonly #source: RedisSource;
   readonly #prefix: string;
   readonly #maxLen: number;
   readonly #ttl: number;
   readonly #logger: Logger | undefined;
-  #redis: Promise<RedisConnections> | undefined;
+  readonly #redis: LazyRedis;
   #reader: StreamReader | undefined;
   readonly #subscriptions = new Set<KvSubscription>();
-  #closed = false;
 
   /**
    * Checks the options; connects on {@linkcode KvStream.start} or the first publish or subscribe.
@@ -79,7 +78,7 @@ export class KvStream implements RealtimeBroker {
    */
   constructor(options: KvStreamOptions) {
     checkRedisSource(OWNER, options);
-    this.#source = { url: options.url, client: options.client };
+    this.#redis = new LazyRedis(OWNER, { url: options.url, client: options.client });
     this.#prefix = checkKeyPrefix(OWNER, options.keyPrefix, "fw:realtime:");
     this.#maxLen = checkInteger(OWNER, "maxLen", options.maxLen ?? 1000, 1);
     this.#ttl = checkDuration(OWNER, "replayTtlMs", options.replayTtlMs);
@@ -92,23 +91,14 @@ export class KvStream implements RealtimeBroker {
    * @throws {Error} `kvStream() cannot connect to Redis at <url>: ...` when Redis is unreachable.
    */
   async start(): Promise<void> {
-    await this.#connections();
-  }
-
-  #connections(): Promise<RedisConnections> {
-    if (this.#closed) return Promise.reject(new Error("Realtime broker is closed"));
-    this.#redis ??= openRedis(OWNER, this.#source).catch((error) => {
-      this.#redis = undefined; // the next call tries again
-      throw error;
-    });
-    return this.#redis;
+    await this.#redis.get();
   }
 
   /** Validates (given a `Topic`) and appends the payload to the topic's stream (`XADD`). */
   async publish(topic: RealtimeTopic, payload: unknown): Promise<RealtimeMessage> {
     const name = topicName(topic);
     checkPayload(topic, payload);
-    const redis = await this.#connections();
+    const redis = await this.#redis.get();
     const id = await redis.main.sendCommand([
       "XADD",
       this.#prefix + name,
@@ -143,7 +133,7 @@ export class KvStream implements RealtimeBroker {
         throw new RealtimeCursorError(name, String(from), "malformed");
       }
     }
-    const redis = await this.#connections();
+    const redis = await this.#redis.get();
     const reader = this.#reader ??= new StreamReader(redis, {
       count: PAGE,
       blockMs: 5_000,
@@ -238,12 +228,10 @@ export class KvStream implements RealtimeBroker {
 
   /** Closes every subscription, stops the reader and closes the connections fw opened. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (!this.#redis.refuse()) return;
     await Promise.all([...this.#subscriptions].map((s) => s.close()));
     await this.#reader?.close();
-    const redis = await this.#redis?.catch(() => undefined);
-    await redis?.close();
+    await this.#redis.close();
   }
 }
 
