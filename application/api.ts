@@ -19,6 +19,7 @@ import {
   toSchemaNode,
 } from "@fw/runtime";
 import { compileEndpoint } from "./compile_endpoint.ts";
+import { loadStreams } from "./streams/_registry.ts";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import type { StreamOptions } from "./streams/options.ts";
@@ -276,6 +277,10 @@ export function api(options: ApiOptions = {}): ApiPlugin {
           source: "api().route()",
           definition: r.definition,
         });
+      }
+      // the stream code (SSE, WebSocket) loads only when a route needs it
+      if (found.some((r) => isEndpoint(r.definition) && r.definition.mode !== "unary")) {
+        await loadStreams();
       }
       for (const r of found) {
         const handler = compileEndpoint(r.definition, {

@@ -29,7 +29,7 @@ import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.
 import { type ContextProvider, contextProviders } from "./_context_providers.ts";
 import { preflights } from "./policies/_route_policies.ts";
 import { matchedRoutes } from "./_route_info.ts";
-import { closeStreams } from "./streams/_context.ts";
+import { closeStreams } from "./streams/_registry.ts";
 import { catchAllOf, decodeParams, pathOf, RequestValues, stripBody, urlOf } from "./_dispatch.ts";
 import type { Router } from "./router/router.ts";
 import { TrieRouter } from "./router/trie_router.ts";

@@ -40,7 +40,7 @@ import {
 } from "@fw/runtime";
 import { readJson } from "./body.ts";
 import { RequestValues } from "./_dispatch.ts";
-import { compileStreamEndpoint } from "./streams/compile_stream.ts";
+import { streamCompiler } from "./streams/_registry.ts";
 import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import { isEndpoint } from "./endpoint.ts";
@@ -326,7 +326,16 @@ export function compileEndpoint(
       `Cannot compile route "${options.method} ${options.route}": expected an endpoint() definition`,
     );
   }
-  if (def.mode !== "unary") return compileStreamEndpoint(def, options);
+  if (def.mode !== "unary") {
+    const compileStream = streamCompiler();
+    if (compileStream === undefined) {
+      throw new TypeError(
+        `Cannot compile stream route "${options.method} ${options.route}": the stream code is not loaded; ` +
+          `api() loads it at warmup, a direct caller imports "@fw/application/streams" first`,
+      );
+    }
+    return compileStream(def, options);
+  }
   const compiled = new CompiledEndpoint(def, options);
   const meta = def.meta;
   const policies = hasPolicies(meta)

@@ -79,33 +79,9 @@ export {
   type TelemetryOptions,
 } from "./telemetry.ts";
 export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
-export { compileStreamEndpoint } from "./streams/compile_stream.ts";
-export {
-  checkStreamOptions,
-  type ResolvedStreamOptions,
-  type StreamOptions,
-} from "./streams/options.ts";
-export {
-  DEFAULT_HEARTBEAT_MS,
-  DEFAULT_SSE_HIGH_WATER_MARK,
-  encodeSseEvent,
-  type SseEventFields,
-  type SseSendOptions,
-  SseStream,
-  type SseStreamOptions,
-} from "./streams/sse.ts";
-export {
-  CloseCode,
-  type CloseInfo,
-  DEFAULT_IDLE_TIMEOUT_MS,
-  DEFAULT_MAX_MESSAGE_BYTES,
-  DEFAULT_MAX_QUEUED_MESSAGES,
-  DEFAULT_WS_HIGH_WATER_MARK,
-  type ErrorEnvelope,
-  WebSocketChannel,
-  type WebSocketChannelOptions,
-  WebSocketClosedError,
-} from "./streams/websocket.ts";
+export type { ResolvedStreamOptions, StreamOptions } from "./streams/options.ts";
+export type { SseEventFields, SseSendOptions, SseStreamOptions } from "./streams/sse.ts";
+export type { CloseInfo, ErrorEnvelope, WebSocketChannelOptions } from "./streams/websocket.ts";
 export type {
   ContextFor,
   CorsOptions,

@@ -76,3 +76,43 @@ Deno.test("importing @fw/events loads no npm package", async () => {
   assert.ok(loaded.some((s) => s.endsWith("/events/mod.ts")), "graph was read");
   assert.deepEqual(loaded.filter((s) => s.startsWith("npm:")), []);
 });
+
+Deno.test("importing @fw/application loads no stream code until a stream route needs it", async () => {
+  const loaded = await graph("../application/mod.ts");
+  // only the registry and option types: the SSE and WebSocket code loads at warmup, on demand
+  assert.deepEqual(
+    loaded.filter((s) => s.includes("/application/streams/")).map((s) => s.split("/").pop()),
+    ["_registry.ts"],
+  );
+  const all = await graph("../application/mod.ts", true);
+  for (const name of ["compile_stream.ts", "sse.ts", "websocket.ts"]) {
+    assert.ok(all.some((s) => s.endsWith(`/application/streams/${name}`)), `${name} is reachable`);
+  }
+});
+
+Deno.test("compileEndpoint() names the missing import for a stream route until the stream code loads", async () => {
+  const script = `
+    import { Container, createLogger, Int, Stream } from "@fw/runtime";
+    import { compileEndpoint, endpoint } from "@fw/application";
+    const def = endpoint().returns(Stream({ n: Int })).handle(async function* () { yield { n: 1 }; });
+    const app = { container: new Container(), logger: createLogger({ level: "error" }) };
+    const opts = { method: "GET", route: "/ticks", app };
+    try { compileEndpoint(def, opts); console.log("compiled"); }
+    catch (e) { console.log(e.message); }
+    await import("@fw/application/streams");
+    console.log(typeof compileEndpoint(def, opts));
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--ext=ts", script],
+    cwd: new URL("..", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const [first, second] = new TextDecoder().decode(out.stdout).trim().split("\n");
+  assert.equal(
+    first,
+    'Cannot compile stream route "GET /ticks": the stream code is not loaded; api() loads it at warmup, a direct caller imports "@fw/application/streams" first',
+    new TextDecoder().decode(out.stderr),
+  );
+  assert.equal(second, "function");
+});

@@ -30,7 +30,8 @@ import type {
 } from "@fw/runtime";
 import { errorResponse, invalidInput, jsonError, reportError, safeHandlers } from "../_errors.ts";
 import { hasPolicies, preflights, RoutePolicies } from "../policies/_route_policies.ts";
-import { type LiveStream, streamRegistry, StreamRequestContext } from "./_context.ts";
+import { StreamRequestContext } from "./_context.ts";
+import { type LiveStream, setStreamCompiler, streamRegistry } from "./_registry.ts";
 import { readJsonBody } from "../body.ts";
 import type {
   CompileEndpointOptions,
@@ -403,3 +404,5 @@ export function compileStreamEndpoint(
   if (policies?.cors !== undefined) preflights.set(handler, policies.cors);
   return handler;
 }
+
+setStreamCompiler(compileStreamEndpoint);

@@ -71,7 +71,7 @@ const MINIMUM: Record<keyof StreamOptions, number> = {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkStreamOptions } from "@fw/application";
+ * import { checkStreamOptions } from "@fw/application/streams";
  * assert.equal(checkStreamOptions({ heartbeatMs: 5000 }, "GET /feed").heartbeatMs, 5000);
  * assert.equal(checkStreamOptions(undefined, "GET /feed").maxQueuedMessages, 256);
  * assert.throws(() => checkStreamOptions({ heartbeatMs: -1 }, "GET /feed"), /"heartbeatMs"/);

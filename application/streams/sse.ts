@@ -78,7 +78,7 @@ function checkField(value: string, name: string): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { encodeSseEvent } from "@fw/application";
+ * import { encodeSseEvent } from "@fw/application/streams";
  * assert.equal(encodeSseEvent('{"n":1}', { id: 7 }), 'id: 7\ndata: {"n":1}\n\n');
  * assert.equal(encodeSseEvent("a\nb", { event: "note" }), "event: note\ndata: a\ndata: b\n\n");
  * ```
@@ -172,7 +172,7 @@ const controllers = new WeakMap<SseStream, ReadableStreamDefaultController<Uint8
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { SseStream } from "@fw/application";
+ * import { SseStream } from "@fw/application/streams";
  *
  * const stream = new SseStream({ heartbeatMs: 0, lastEventId: "41" });
  * const res = stream.response();

@@ -167,7 +167,7 @@ class Listener {
  * ```ts
  * import assert from "node:assert/strict";
  * import { compile, Int } from "@fw/runtime";
- * import { CloseCode, WebSocketChannel } from "@fw/application";
+ * import { CloseCode, WebSocketChannel } from "@fw/application/streams";
  *
  * const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (req) => {
  *   const { socket, response } = Deno.upgradeWebSocket(req);
