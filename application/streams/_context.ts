@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { AppContext, RequestInfo, Validator } from "@fw/runtime";
+import type { RequestInfo, Validator } from "@fw/runtime";
 import type { StreamSendOptions, StreamTransport } from "../endpoint_types.ts";
 import { type ContextShared, type RawParams, RequestContext } from "../request_context.ts";
 import type { SseStream } from "./sse.ts";
