@@ -19,7 +19,7 @@ import {
   toSchemaNode,
 } from "@fw/runtime";
 import { compileEndpoint } from "./compile_endpoint.ts";
-import { loadStreams } from "./streams/_registry.ts";
+import { loadStreams } from "./streams/_load.ts";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import type { StreamOptions } from "./streams/options.ts";

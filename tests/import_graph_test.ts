@@ -82,7 +82,7 @@ Deno.test("importing @fw/application loads no stream code until a stream route n
   // only the registry and option types: the SSE and WebSocket code loads at warmup, on demand
   assert.deepEqual(
     loaded.filter((s) => s.includes("/application/streams/")).map((s) => s.split("/").pop()),
-    ["_registry.ts"],
+    ["_load.ts", "_registry.ts"],
   );
   const all = await graph("../application/mod.ts", true);
   for (const name of ["compile_stream.ts", "sse.ts", "websocket.ts"]) {

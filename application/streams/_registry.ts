@@ -2,7 +2,7 @@
  * The registry of open stream connections that `Application.stop()` closes before the server
  * drains, and the hook through which `compileEndpoint()` reaches the stream compiler. Kept apart
  * from the stream code so that an application without stream routes never loads it: `api()`
- * calls `loadStreams()` at warmup only when a route is a stream.
+ * calls `loadStreams()` (`_load.ts`) at warmup only when a route is a stream.
  *
  * @module
  */
@@ -76,19 +76,9 @@ export function setStreamCompiler(fn: StreamCompiler): void {
 /**
  * The stream compiler, when the stream code is loaded.
  *
- * @returns The compiler, or `undefined` before `loadStreams()` (or an import of
+ * @returns The compiler, or `undefined` before `loadStreams()` (`_load.ts`) (or an import of
  *   `@fw/application/streams`).
  */
 export function streamCompiler(): StreamCompiler | undefined {
   return compiler;
-}
-
-/**
- * Loads the stream code (SSE, WebSocket, their compiler) once.
- *
- * @returns The stream compiler.
- */
-export async function loadStreams(): Promise<StreamCompiler> {
-  if (compiler === undefined) await import("./compile_stream.ts");
-  return compiler!;
 }
