@@ -77,8 +77,9 @@ Deno.test({
       return rows.length;
     };
     try {
-      // The first one, the victim, takes 300 ms per message, so it is surely mid-delivery when killed.
-      for (let i = 0; i < 3; i++) consumers.push(new ConsumerProcess(schema, app, i ? 10 : 300));
+      // The first one, the victim, takes 3 s per message, so it is surely mid-delivery when killed, even
+      // when a loaded machine reads its output late.
+      for (let i = 0; i < 3; i++) consumers.push(new ConsumerProcess(schema, app, i ? 10 : 3000));
       for (const c of consumers) await c.ready(60_000);
       const victim = consumers[0];
       let next = 0, published = 0;
