@@ -31,7 +31,6 @@ import {
   type ResolvedOpenApiConfig,
 } from "./openapi/_config.ts";
 import { serveOpenApi } from "./openapi/_serve.ts";
-import { isRouteFile, routesFromModules } from "./_scan.ts";
 import { parsePattern } from "./router/router.ts";
 
 /** Options of {@linkcode api}. */
@@ -240,6 +239,8 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       prefix = explicitPrefix ?? ctx.prefix;
       const found: ApiRoute[] = [];
       if (options.autoScan !== false) {
+        // route discovery loads only when it runs: api({ autoScan: false }) never pays for it
+        const { isRouteFile, routesFromModules } = await import("./_scan.ts");
         const root = rootDirOf(options.root) ?? ctx.entryDir;
         let modules = options.manifest?.modules;
         if (!modules) {
