@@ -20,6 +20,8 @@ import {
 } from "@fw/runtime";
 import { compileEndpoint } from "./compile_endpoint.ts";
 import { loadStreams } from "./streams/_load.ts";
+import { loadPolicies } from "./policies/_load.ts";
+import { hasPolicies } from "./policies/_hook.ts";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import type { StreamOptions } from "./streams/options.ts";
@@ -279,10 +281,10 @@ export function api(options: ApiOptions = {}): ApiPlugin {
           definition: r.definition,
         });
       }
-      // the stream code (SSE, WebSocket) loads only when a route needs it
-      if (found.some((r) => isEndpoint(r.definition) && r.definition.mode !== "unary")) {
-        await loadStreams();
-      }
+      // the stream code (SSE, WebSocket) and the route policies load only when a route needs them
+      const endpoints = found.map((r) => r.definition).filter(isEndpoint);
+      if (endpoints.some((d) => d.mode !== "unary")) await loadStreams();
+      if (endpoints.some((d) => hasPolicies(d.meta))) await loadPolicies();
       for (const r of found) {
         const handler = compileEndpoint(r.definition, {
           method: r.method,

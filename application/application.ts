@@ -27,7 +27,7 @@ import {
 } from "@fw/runtime";
 import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
 import { type ContextProvider, contextProviders } from "./_context_providers.ts";
-import { preflights } from "./policies/_route_policies.ts";
+import { preflights } from "./policies/_hook.ts";
 import { matchedRoutes } from "./_route_info.ts";
 import { closeStreams } from "./streams/_registry.ts";
 import { catchAllOf, decodeParams, pathOf, RequestValues, stripBody, urlOf } from "./_dispatch.ts";

@@ -25,7 +25,7 @@ import {
   safeHandlers,
   syncHandlers,
 } from "./_errors.ts";
-import { hasPolicies, preflights, RoutePolicies } from "./policies/_route_policies.ts";
+import { compilePolicies, hasPolicies, preflights } from "./policies/_hook.ts";
 import {
   type AppContext,
   NotAcceptableException,
@@ -301,7 +301,8 @@ class CompiledEndpoint {
  * ```ts
  * import assert from "node:assert/strict";
  * import { type AppContext, Container, createLogger } from "@fw/runtime";
- * import { compileEndpoint, endpoint, Int } from "@fw/application";
+ * import { endpoint, Int } from "@fw/application";
+ * import { compileEndpoint } from "@fw/application/compile";
  *
  * // The members of the application context that compileEndpoint reads.
  * const app = {
@@ -331,7 +332,7 @@ export function compileEndpoint(
     if (compileStream === undefined) {
       throw new TypeError(
         `Cannot compile stream route "${options.method} ${options.route}": the stream code is not loaded; ` +
-          `api() loads it at warmup, a direct caller imports "@fw/application/streams" first`,
+          `api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"`,
       );
     }
     return compileStream(def, options);
@@ -339,7 +340,7 @@ export function compileEndpoint(
   const compiled = new CompiledEndpoint(def, options);
   const meta = def.meta;
   const policies = hasPolicies(meta)
-    ? new RoutePolicies(meta, `${options.method} ${options.route}`, options.app, false)
+    ? compilePolicies(meta, `${options.method} ${options.route}`, options.app, false)
     : undefined;
   const handler: RouteHandler = policies === undefined
     ? (req, params, info) => compiled.run(req, params, info)

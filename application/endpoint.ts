@@ -30,8 +30,7 @@ import type {
   SimpleHandler,
 } from "./endpoint_types.ts";
 import type { RawParams, RawQuery } from "./request_context.ts";
-import { checkCorsOptions } from "./policies/cors.ts";
-import { checkRateLimitOptions } from "./policies/rate_limit.ts";
+import { checkCorsOptions, checkRateLimitOptions } from "./policies/_options.ts";
 
 type MutableMeta = { -readonly [K in keyof EndpointMeta]: EndpointMeta[K] };
 

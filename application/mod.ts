@@ -56,8 +56,12 @@ export type {
   OpenApiStreamExtension,
 } from "./openapi/types.ts";
 export { endpoint, isEndpoint } from "./endpoint.ts";
-export { checkCorsOptions, DEFAULT_CORS_MAX_AGE } from "./policies/cors.ts";
-export { checkRateLimitOptions, RATE_LIMIT_HEADERS } from "./policies/rate_limit.ts";
+export {
+  checkCorsOptions,
+  checkRateLimitOptions,
+  DEFAULT_CORS_MAX_AGE,
+  RATE_LIMIT_HEADERS,
+} from "./policies/_options.ts";
 export {
   DEFAULT_RATE_LIMIT_MAX_KEYS,
   MemoryRateLimitStore,
@@ -78,7 +82,7 @@ export {
   type TelemetryMeterProvider,
   type TelemetryOptions,
 } from "./telemetry.ts";
-export { compileEndpoint, type CompileEndpointOptions } from "./compile_endpoint.ts";
+export type { CompileEndpointOptions } from "./endpoint_types.ts";
 export type { ResolvedStreamOptions, StreamOptions } from "./streams/options.ts";
 export type { SseEventFields, SseSendOptions, SseStreamOptions } from "./streams/sse.ts";
 export type { CloseInfo, ErrorEnvelope, WebSocketChannelOptions } from "./streams/websocket.ts";

@@ -77,8 +77,21 @@ Deno.test("importing @fw/events loads no npm package", async () => {
   assert.deepEqual(loaded.filter((s) => s.startsWith("npm:")), []);
 });
 
-Deno.test("importing @fw/application loads no stream code until a stream route needs it", async () => {
+Deno.test("importing @fw/application loads no stream or policy code until a route needs it", async () => {
   const loaded = await graph("../application/mod.ts");
+  // only the option checks and the hooks of the policies: they load at warmup, on demand
+  assert.deepEqual(
+    loaded.filter((s) => s.includes("/application/policies/")).map((s) => s.split("/").pop()),
+    [
+      "_auth.ts",
+      "_hook.ts",
+      "_load.ts",
+      "_options.ts",
+      "_token_cache.ts",
+      "oauth.ts",
+      "rate_limit_store.ts",
+    ],
+  );
   // only the registry and option types: the SSE and WebSocket code loads at warmup, on demand
   assert.deepEqual(
     loaded.filter((s) => s.includes("/application/streams/")).map((s) => s.split("/").pop()),
@@ -90,17 +103,23 @@ Deno.test("importing @fw/application loads no stream code until a stream route n
   }
 });
 
-Deno.test("compileEndpoint() names the missing import for a stream route until the stream code loads", async () => {
+Deno.test("compileEndpoint() names the missing import for a stream or policy route until that code loads", async () => {
   const script = `
     import { Container, createLogger, Int, Stream } from "@fw/runtime";
-    import { compileEndpoint, endpoint } from "@fw/application";
-    const def = endpoint().returns(Stream({ n: Int })).handle(async function* () { yield { n: 1 }; });
-    const app = { container: new Container(), logger: createLogger({ level: "error" }) };
-    const opts = { method: "GET", route: "/ticks", app };
-    try { compileEndpoint(def, opts); console.log("compiled"); }
-    catch (e) { console.log(e.message); }
-    await import("@fw/application/streams");
-    console.log(typeof compileEndpoint(def, opts));
+    import { endpoint } from "@fw/application";
+    import { compileEndpoint } from "./application/compile_endpoint.ts";
+    const stream = endpoint().returns(Stream({ n: Int })).handle(async function* () { yield { n: 1 }; });
+    const cors = endpoint().cors({ origin: "https://app.example" }).handle(() => "hi");
+    const app = { container: new Container(), logger: createLogger({ level: "error" }), http: {} };
+    const attempt = (def, route) => {
+      try { return typeof compileEndpoint(def, { method: "GET", route, app }); }
+      catch (e) { return e.message; }
+    };
+    console.log(attempt(stream, "/ticks"));
+    console.log(attempt(cors, "/hi"));
+    await import("@fw/application/compile");
+    console.log(attempt(stream, "/ticks"));
+    console.log(attempt(cors, "/hi"));
   `;
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["eval", "--ext=ts", script],
@@ -108,11 +127,10 @@ Deno.test("compileEndpoint() names the missing import for a stream route until t
     stdout: "piped",
     stderr: "piped",
   }).output();
-  const [first, second] = new TextDecoder().decode(out.stdout).trim().split("\n");
-  assert.equal(
-    first,
-    'Cannot compile stream route "GET /ticks": the stream code is not loaded; api() loads it at warmup, a direct caller imports "@fw/application/streams" first',
-    new TextDecoder().decode(out.stderr),
-  );
-  assert.equal(second, "function");
+  assert.deepEqual(new TextDecoder().decode(out.stdout).trim().split("\n"), [
+    'Cannot compile stream route "GET /ticks": the stream code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
+    'Cannot compile the policies of route "GET /hi": the policy code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
+    "function",
+    "function",
+  ], new TextDecoder().decode(out.stderr));
 });

@@ -11,37 +11,21 @@
  * @module
  */
 
-import type { AppContext, AuthUser, RequestInfo, RouteHandler } from "@fw/runtime";
+import type { AppContext, AuthUser, RequestInfo } from "@fw/runtime";
 import { errorResponse, jsonError } from "../_errors.ts";
 import { CorsPolicy } from "./cors.ts";
 import type { EndpointMeta } from "../endpoint_types.ts";
 import { RATE_LIMIT_HEADERS, RateLimitPolicy, type RateLimitResult } from "./rate_limit.ts";
 import { type ContextShared, type RawParams, RequestContext } from "../request_context.ts";
 import { currentUser, SecurePolicy } from "./secure.ts";
+import { type CompiledPolicies, type Runner, setPolicyCompiler } from "./_hook.ts";
 
-/** Something that serves a request (a compiled endpoint). */
-export interface Runner {
-  /** Serves one request. */
-  run(req: Request, params: RawParams, info: RequestInfo): Response | Promise<Response>;
-}
-
-/** The CORS policy of each compiled route handler that has one, for the dispatcher's preflight. */
-export const preflights: WeakMap<RouteHandler, CorsPolicy> = new WeakMap();
+export { hasPolicies, preflights, type Runner } from "./_hook.ts";
 
 type Result = RateLimitResult | undefined;
 
-/**
- * Whether an endpoint declares a policy.
- *
- * @param meta The endpoint's declarations.
- * @returns True with `.cors()`, `.rateLimit()` or `.secure()`.
- */
-export function hasPolicies(meta: EndpointMeta): boolean {
-  return meta.cors !== undefined || meta.rateLimit !== undefined || meta.secure !== undefined;
-}
-
 /** The compiled policies of one route. */
-export class RoutePolicies {
+export class RoutePolicies implements CompiledPolicies {
   readonly #cors: CorsPolicy | undefined;
   readonly #rate: RateLimitPolicy | undefined;
   readonly #secure: SecurePolicy | undefined;
@@ -185,3 +169,5 @@ export class RoutePolicies {
     if (rate !== undefined) this.#rate!.decorate(rate, headers);
   }
 }
+
+setPolicyCompiler(RoutePolicies);

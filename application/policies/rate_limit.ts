@@ -17,65 +17,7 @@ import { jsonError } from "../_errors.ts";
 import type { RateLimitOptions } from "../endpoint_types.ts";
 import { MemoryRateLimitStore, type RateLimitHit } from "./rate_limit_store.ts";
 
-/** The response headers a rate-limited route sets (exposed to browsers on CORS routes). */
-export const RATE_LIMIT_HEADERS: readonly string[] = Object.freeze([
-  "RateLimit-Limit",
-  "RateLimit-Remaining",
-  "RateLimit-Reset",
-  "Retry-After",
-]);
-
-const KEYS = new Set(["max", "windowMs", "store", "key"]);
-
-/**
- * Checks `.rateLimit()` options.
- *
- * @param options The options given to `.rateLimit()`.
- * @returns The frozen options.
- * @throws {RangeError} When `max` is not a positive integer or `windowMs` not a positive number.
- * @throws {TypeError} For an unknown option, a `store` without `hit()` or a `key` that is not a
- *   function.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { checkRateLimitOptions } from "@fw/application";
- * assert.equal(checkRateLimitOptions({ max: 10, windowMs: 60_000 }).max, 10);
- * assert.throws(() => checkRateLimitOptions({ max: 0, windowMs: 1000 }), /"max"/);
- * ```
- */
-export function checkRateLimitOptions(options: RateLimitOptions): RateLimitOptions {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError("Invalid .rateLimit() options: expected { max, windowMs }");
-  }
-  for (const key of Object.keys(options)) {
-    if (!KEYS.has(key)) {
-      throw new TypeError(
-        `Invalid .rateLimit() options: unknown option "${key}" (known: ${[...KEYS].join(", ")})`,
-      );
-    }
-  }
-  const { max, windowMs, store, key } = options;
-  if (!Number.isInteger(max) || max < 1) {
-    throw new RangeError(
-      `Invalid .rateLimit() option "max": expected a positive integer, got ${max}`,
-    );
-  }
-  if (typeof windowMs !== "number" || !Number.isFinite(windowMs) || windowMs <= 0) {
-    throw new RangeError(
-      `Invalid .rateLimit() option "windowMs": expected a positive number, got ${windowMs}`,
-    );
-  }
-  if (store !== undefined && typeof (store as { hit?: unknown })?.hit !== "function") {
-    throw new TypeError(
-      'Invalid .rateLimit() option "store": expected a RateLimitStore (an object with hit())',
-    );
-  }
-  if (key !== undefined && typeof key !== "function") {
-    throw new TypeError('Invalid .rateLimit() option "key": expected a function');
-  }
-  return Object.freeze({ ...options });
-}
+export { checkRateLimitOptions, RATE_LIMIT_HEADERS } from "./_options.ts";
 
 /**
  * The client address used as the rate-limit key: the peer address, or the address the trusted

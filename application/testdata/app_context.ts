@@ -15,7 +15,7 @@ import {
   type RequestInfo,
   systemClock,
 } from "@fw/runtime";
-import "../streams/compile_stream.ts"; // registers the stream compiler compileEndpoint() uses
+import "../compile.ts"; // loads the stream and policy code compileEndpoint() uses
 import { compileEndpoint } from "../compile_endpoint.ts";
 import type { EndpointDefinition } from "../endpoint_types.ts";
 

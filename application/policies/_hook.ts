@@ -1,0 +1,91 @@
+/**
+ * What the endpoint compilers and the dispatcher need of the route policies without loading
+ * them: whether a route declares one, the hook through which the policies are built once their
+ * code is loaded (`loadPolicies()` in `_load.ts`, which `api()` calls at warmup when a route
+ * declares a policy), and the preflight map.
+ *
+ * @module
+ */
+
+import type { AppContext, RequestInfo, RouteHandler } from "@fw/runtime";
+import type { EndpointMeta } from "../endpoint_types.ts";
+import type { RawParams } from "../request_context.ts";
+import type { CorsPolicy } from "./cors.ts";
+
+/** Something that serves a request (a compiled endpoint). */
+export interface Runner {
+  /** Serves one request. */
+  run(req: Request, params: RawParams, info: RequestInfo): Response | Promise<Response>;
+}
+
+/** The compiled policies of one route (`RoutePolicies` in `_route_policies.ts`). */
+export interface CompiledPolicies {
+  /** The CORS policy, if any (registered for preflights). */
+  readonly cors: CorsPolicy | undefined;
+  /** True when the policies themselves never return a promise. */
+  readonly sync: boolean;
+  /** Serves one request through the policies and then `inner`. */
+  run(
+    req: Request,
+    params: RawParams,
+    info: RequestInfo,
+    inner: Runner,
+  ): Response | Promise<Response>;
+}
+
+/** The CORS policy of each compiled route handler that has one, for the dispatcher's preflight. */
+export const preflights: WeakMap<RouteHandler, CorsPolicy> = new WeakMap();
+
+/**
+ * Whether an endpoint declares a policy.
+ *
+ * @param meta The endpoint's declarations.
+ * @returns True with `.cors()`, `.rateLimit()` or `.secure()`.
+ */
+export function hasPolicies(meta: EndpointMeta): boolean {
+  return meta.cors !== undefined || meta.rateLimit !== undefined || meta.secure !== undefined;
+}
+
+/** The constructor of the compiled policies of a route. */
+export type PolicyCompiler = new (
+  meta: EndpointMeta,
+  label: string,
+  app: AppContext,
+  stream: boolean,
+) => CompiledPolicies;
+
+let compiler: PolicyCompiler | undefined;
+
+/**
+ * Installs the policy compiler; `_route_policies.ts` calls it when it is loaded.
+ *
+ * @param fn The `RoutePolicies` class.
+ */
+export function setPolicyCompiler(fn: PolicyCompiler): void {
+  compiler = fn;
+}
+
+/**
+ * Compiles the policies of a route that declares at least one.
+ *
+ * @param meta The endpoint's declarations.
+ * @param label `METHOD /route`.
+ * @param app The application.
+ * @param stream True for stream endpoints.
+ * @returns The compiled policies.
+ * @throws {TypeError} When the policy code is not loaded (naming the import that loads it).
+ */
+export function compilePolicies(
+  meta: EndpointMeta,
+  label: string,
+  app: AppContext,
+  stream: boolean,
+): CompiledPolicies {
+  if (compiler === undefined) {
+    throw new TypeError(
+      `Cannot compile the policies of route "${label}": the policy code is not loaded; ` +
+        `api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"`,
+    );
+  }
+  return new compiler(meta, label, app, stream);
+}
