@@ -29,7 +29,7 @@ import { isHandlerDefinition } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { type LocalBroker, serveLocalBroker } from "./transports/http_broker/local_broker.ts";
 import { MemoryBroker } from "./transports/memory_broker.ts";
-import { activateBus } from "./publisher.ts";
+import { activateBus, attachBus } from "./publisher.ts";
 import { createTransportRouter, type RouteRule } from "./routing.ts";
 import type { Transport } from "./transport.ts";
 import { httpBrokerTransport } from "./transports/http_broker/http_broker.ts";
@@ -300,7 +300,12 @@ export function events(options: EventsOptions = {}): EventsPlugin {
         }
       }
       await bus!.start();
-      deactivate = activateBus(bus!);
+      const undoActive = activateBus(bus!);
+      const detach = attachBus(ctx.container, bus!);
+      deactivate = () => {
+        undoActive();
+        detach();
+      };
     },
     async stop() {
       deactivate?.();

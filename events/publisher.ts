@@ -70,6 +70,34 @@ export function activateBus(bus: EventBus): () => void {
 
 const NO_OPTIONS: PublishOptions = Object.freeze({});
 
+const appBuses = new WeakMap<object, EventBus>();
+
+/**
+ * Records `bus` as the bus of the application that owns `container` (the `events()` plugin does
+ * this on start), so parts of that application (the Event Server) reach its own bus even when
+ * other applications run in the same process.
+ *
+ * @param container The application's DI container (shared by its modules).
+ * @param bus The bus.
+ * @returns A function that undoes it.
+ */
+export function attachBus(container: object, bus: EventBus): () => void {
+  appBuses.set(container, bus);
+  return () => {
+    if (appBuses.get(container) === bus) appBuses.delete(container);
+  };
+}
+
+/**
+ * The bus of the application that owns `container`, while its `events()` plugin runs.
+ *
+ * @param container The application's DI container.
+ * @returns The bus, or `undefined` when that application has no running `events()` plugin.
+ */
+export function busOf(container: object): EventBus | undefined {
+  return appBuses.get(container);
+}
+
 /**
  * The bus publishers use now: the running application's (the last one activated), if any.
  *

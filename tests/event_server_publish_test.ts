@@ -8,6 +8,7 @@ import { application, oauth } from "@fw/application";
 import {
   type EventContext,
   events,
+  getPublisher,
   handler,
   Int,
   memoryRealtime,
@@ -210,6 +211,45 @@ Deno.test("eventServer() publish: traceparent becomes the trace id of the respon
     }]);
   } finally {
     await app.stop();
+  }
+});
+
+Deno.test("eventServer() publish: forwards to the handlers of its own application, not to another app started later in the process", async () => {
+  const seen: string[] = [];
+  const plugin = (name: string) =>
+    events({
+      autoScan: false,
+      brokerPort: false,
+      handlers: [
+        handler(Orders).options({ group: name }).handle((m) =>
+          void seen.push(`${name}:${m.payload.n}`)
+        ),
+      ],
+    });
+  const own = application({ logger }).use(plugin("own")).use(eventServer({ topics: [Orders] }));
+  const otherEvents = plugin("other");
+  const other = application({ logger }).use(otherEvents);
+  await own.start();
+  await other.start(); // the most recently started bus in the process
+  const until = async (what: string) => {
+    for (let i = 0; i < 200 && !seen.includes(what); i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  try {
+    const res = await own.request(
+      "/events/publish",
+      post({ id: "two-apps-1", topic: "orders.created", payload: { n: 1 } }),
+    );
+    assert.equal(res.status, 200);
+    await until("own:1");
+    // The other app's broker delivers in order: had it received message 1, it would come first.
+    await getPublisher(Orders, { bus: otherEvents.bus! })({ n: 2 });
+    await until("other:2");
+    assert.deepEqual(seen, ["own:1", "other:2"]);
+  } finally {
+    await other.stop();
+    await own.stop();
   }
 });
 

@@ -9,6 +9,7 @@
 import type { AuthUser, Clock, Logger, TimerHandle } from "@fw/runtime";
 import type { RealtimeBroker } from "../realtime/realtime.ts";
 import type { Topic } from "../topic.ts";
+import type { EventBus } from "../event_bus.ts";
 
 /** What a client asks to do with a topic. */
 export type TopicAction = "subscribe" | "publish";
@@ -57,7 +58,8 @@ export class ServerCore {
     readonly clock: Clock,
     readonly logger: Logger,
     readonly verifyToken: ((token: string) => Promise<AuthUser>) | undefined,
-    readonly forwardToHandlers: boolean,
+    /** The bus of the server's own application when forwarding to its handlers is on. */
+    readonly handlersBus: () => EventBus | undefined,
   ) {}
 
   /** A new connection id. */

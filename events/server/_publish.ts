@@ -11,7 +11,6 @@
 
 import { type AuthUser, tryContext } from "@fw/runtime";
 import { type Envelope, newTraceId } from "../envelope.ts";
-import { activeBus } from "../publisher.ts";
 import type { PublishRequest, PublishResponse } from "../protocol/frames.ts";
 import { validateProtocolValue } from "../protocol/schemas.ts";
 import { QueueFullError } from "../transport.ts";
@@ -152,7 +151,7 @@ export async function publish(
     if (typeof v === "string" && v) attributes[`auth.${claim}`] = v;
   }
   const traceId = traceIdOf(req, ctx);
-  const bus = core.forwardToHandlers ? activeBus() : undefined;
+  const bus = core.handlersBus();
   const handled = bus?.registrations.some((r) => r.definition.topic.name === topic.name) ?? false;
   let handedOff = false;
   try {

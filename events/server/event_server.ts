@@ -28,6 +28,7 @@ import { DISCOVERY_PATH, type DiscoveryDocument, EVENTS_PROTOCOL } from "../prot
 import { memoryRealtime } from "../realtime/memory_realtime.ts";
 import type { RealtimeBroker } from "../realtime/realtime.ts";
 import { isTopic, type Topic } from "../topic.ts";
+import { busOf } from "../publisher.ts";
 import { type AccessRule, ServerCore, type TopicAction } from "./_core.ts";
 import { type CorsOrigins, httpError, preflight, withCors } from "./_http.ts";
 import { IdempotencyWindow } from "./_idempotency.ts";
@@ -233,7 +234,7 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
         clock,
         ctx.logger,
         options.verifyToken,
-        options.forwardToHandlers !== false,
+        options.forwardToHandlers !== false ? () => busOf(ctx.container) : () => undefined,
       );
       window = new IdempotencyWindow(limits.idempotencyWindowMs, limits.maxIdempotencyKeys, clock);
       discovery = {

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { application, http, oauth } from "@fw/application";
 import {
-  activateBus,
   type Envelope,
   type EventContext,
   events,
@@ -137,9 +136,8 @@ Deno.test('events({ transport: "eventserver" }) publishes with the token and tra
   });
   const app = application({ logger }).use(plugin);
   await app.start();
-  // The Event Server forwards to the process's active events() bus: in this one-process test,
-  // make the server app's bus active again, and publish on the client app's bus explicitly.
-  const deactivate = activateBus(server.bus);
+  // The Event Server forwards to its own application's events() bus; publish on the client
+  // app's bus explicitly, as both apps share this process.
   try {
     const traceId = newTraceId();
     const sent = await getPublisher(Orders, { bus: plugin.bus! })({ n: 1 }, { traceId });
@@ -152,7 +150,6 @@ Deno.test('events({ transport: "eventserver" }) publishes with the token and tra
       /^TypeError: Cannot publish topic "shop.notes" through the Event Server: managed topics need a version/,
     );
   } finally {
-    deactivate();
     await app.stop();
     await server.stop();
   }
