@@ -55,7 +55,9 @@ function frameSlot<T>(hooks: Hooks): AsyncSlot<T> {
     kind: "frame",
     run<R, A extends unknown[]>(value: T, fn: (...args: A) => R, ...args: A): R {
       const previous = get();
-      set({ __proto__: null, ...previous, [KEY]: value });
+      // A plain object literal (a fast one; a null prototype would make a dictionary): the
+      // runtime reads frames by own numeric keys only, which the prototype does not hold.
+      set({ ...previous, [KEY]: value });
       try {
         return fn(...args);
       } finally {
