@@ -99,9 +99,11 @@ function compatible(hooks: Hooks): boolean {
  * Makes the slot: the frame slot when Deno's hooks are reachable and compatible, else
  * `AsyncLocalStorage`.
  *
+ * @param frames False forces `AsyncLocalStorage` (tests run both kinds).
  * @returns A new slot.
  */
-export function createAsyncSlot<T>(): AsyncSlot<T> {
+export function createAsyncSlot<T>(frames = true): AsyncSlot<T> {
+  if (!frames) return storageSlot<T>();
   try {
     const hooks = denoHooks();
     if (hooks && compatible(hooks)) return frameSlot<T>(hooks);
