@@ -1,7 +1,7 @@
 /**
  * One running handler invocation: it is the `msg` the handler receives and carries
- * the consumer's bookkeeping (start time, deadline, DI scope). The abort controller behind
- * `msg.signal` is only made when a handler reads `signal`.
+ * the consumer's bookkeeping (start time, DI scope, its place in the time-out list). The abort
+ * controller behind `msg.signal` is only made when a handler reads `signal`.
  *
  * @module
  */
@@ -33,12 +33,12 @@ export class Invocation implements Message {
   readonly _delivery: Delivery;
   /** Internal: clock time when the handler started. */
   readonly _start: number;
-  /** Internal: clock time when it times out. */
-  readonly _deadline: number;
   /** Internal: its DI scope, when it injects providers. */
   _scope: Scope | undefined;
   /** Internal: settled already. */
   _settled = false;
+  /** Internal: the invocation started after this one (the consumer's time-out list). */
+  _next: Invocation | undefined = undefined;
   #host: InvocationHost;
   #controller: AbortController | undefined;
 
@@ -47,7 +47,6 @@ export class Invocation implements Message {
     delivery: Delivery,
     payload: unknown,
     start: number,
-    timeout: number,
     manual: boolean,
   ) {
     const env = delivery.envelope;
@@ -60,7 +59,6 @@ export class Invocation implements Message {
     if (env.key !== undefined) this.key = env.key;
     this._delivery = delivery;
     this._start = start;
-    this._deadline = start + timeout;
     this.#host = host;
     this.ack = manual ? () => this._finish(undefined) : noop;
   }

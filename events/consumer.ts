@@ -20,7 +20,7 @@ import {
   type TimerHandle,
 } from "@fw/runtime";
 import { type Envelope, envelopeProblem } from "./envelope.ts";
-import type { HandlerDefinition } from "./handler_types.ts";
+import type { HandlerDefinition, ResolvedHandlerOptions } from "./handler_types.ts";
 import { retryDelay } from "./backoff.ts";
 import { Invocation, type InvocationHost } from "./_invocation.ts";
 import type { Admission, Delivery, Subscription, Transport } from "./transport.ts";
@@ -91,11 +91,23 @@ function matches(filter: Readonly<Record<string, string>>, attrs: Record<string,
   return true;
 }
 
-/** Runs one handler instance against one transport. */
+/**
+ * Runs one handler instance against one transport.
+ *
+ * Per delivery it does only what the options ask for: the definition is frozen, so its topic,
+ * validator, function and options are read once here; a DI scope is made only for a handler
+ * that injects; the time of a settle is reused as the start time of the delivery it lets in;
+ * time-outs share one timer; the completion entry is built only when its level is enabled.
+ */
 export class Consumer {
   readonly #o: ConsumerOptions;
   readonly #m: Instruments;
   readonly #random: () => number;
+  readonly #clock: Clock;
+  readonly #topic: string;
+  readonly #validate: HandlerDefinition["topic"]["validate"];
+  readonly #opts: ResolvedHandlerOptions;
+  readonly #manual: boolean;
   readonly #queue: Delivery[] = [];
   #head = 0;
   #running = 0;
@@ -103,8 +115,9 @@ export class Consumer {
   #stopping = false;
   #idle: (() => void) | undefined;
   #settling = 0;
-  readonly #timeouts: Invocation[] = [];
-  #tHead = 0;
+  /** Unsettled invocations in start order (settled ones leave as they reach the front). */
+  #tFirst: Invocation | undefined;
+  #tLast: Invocation | undefined;
   #timer: TimerHandle | undefined;
 
   /**
@@ -115,7 +128,12 @@ export class Consumer {
   constructor(options: ConsumerOptions) {
     this.#o = options;
     this.#random = options.random ?? Math.random;
-    const t = options.definition.topic.name;
+    this.#clock = options.clock;
+    this.#topic = options.definition.topic.name;
+    this.#validate = options.definition.topic.validate;
+    this.#opts = options.definition.options;
+    this.#manual = options.definition.options.ack === "manual";
+    const t = this.#topic;
     const meter = options.meter;
     this.#m = {
       success: meter.counter(`events.handle.${t}.success`, {
@@ -170,8 +188,8 @@ export class Consumer {
   #offer = (d: Delivery): Admission => {
     const def = this.#o.definition;
     const problem = d.problem ?? envelopeProblem(d.envelope) ??
-      (d.envelope.topic !== def.topic.name
-        ? `envelope topic "${d.envelope.topic}" does not match "${def.topic.name}"`
+      (d.envelope.topic !== this.#topic
+        ? `envelope topic "${d.envelope.topic}" does not match "${this.#topic}"`
         : undefined);
     if (problem) {
       this.#deadLetterMalformed(d, problem);
@@ -181,9 +199,9 @@ export class Consumer {
       this.#afterMaybe(d.ack());
       return "accepted";
     }
-    const { concurrency, queueLimit, overflow } = def.options;
+    const { concurrency, queueLimit } = this.#opts;
     if (concurrency === 0 || this.#running < concurrency) {
-      this.#run(d);
+      this.#run(d, this.#clock.now());
       return "accepted";
     }
     if (queueLimit === 0 || this.queued < queueLimit || d.attempt > 1) {
@@ -191,7 +209,7 @@ export class Consumer {
       this.#queue.push(d);
       return "accepted";
     }
-    if (overflow === "drop") {
+    if (this.#opts.overflow === "drop") {
       this.#m.dropped.add(1);
       this.#log(d, "dropped", 0, { reason: "queue full" });
       this.#afterMaybe(d.ack());
@@ -200,15 +218,17 @@ export class Consumer {
     return "rejected";
   };
 
-  #pump(): void {
-    const limit = this.#o.definition.options.concurrency;
-    while (this.queued > 0 && (limit === 0 || this.#running < limit)) {
-      const next = this.#queue[this.#head++];
-      if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
-        this.#queue.splice(0, this.#head);
+  /** Starts queued deliveries while slots are free; `now` is the clock time of the caller. */
+  #pump(now: number): void {
+    const limit = this.#opts.concurrency;
+    const queue = this.#queue;
+    while (this.#head < queue.length && (limit === 0 || this.#running < limit)) {
+      const next = queue[this.#head++];
+      if (this.#head > 1024 && this.#head * 2 > queue.length) {
+        queue.splice(0, this.#head);
         this.#head = 0;
       }
-      this.#run(next);
+      this.#run(next, now);
     }
     this.#checkIdle();
   }
@@ -222,30 +242,24 @@ export class Consumer {
     }
   }
 
-  #run(d: Delivery): void {
-    const o = this.#o;
-    const def = o.definition;
+  /** Runs one delivery; `now` is the clock time it starts at. */
+  #run(d: Delivery, now: number): void {
     this.#running++;
-    const checked = def.topic.validate(d.envelope.payload);
+    const env = d.envelope;
+    const checked = this.#validate(env.payload);
     if (!checked.ok) {
       this.#fail(d, new Error(`invalid payload: ${joinMessages(checked.errors)}`), 0, true);
-      this.#release();
+      this.#release(now);
       return;
     }
-    const inv = new Invocation(
-      this.#host,
-      d,
-      checked.value,
-      o.clock.now(),
-      def.options.timeout,
-      def.options.ack === "manual",
-    );
+    const manual = this.#manual;
+    const inv = new Invocation(this.#host, d, checked.value, now, manual);
     this.#track(inv);
     const values: EventContext = {
-      traceId: inv.traceId,
-      eventTopic: inv.topic,
-      eventMessageId: inv.id,
-      eventAttempt: inv.attempt,
+      traceId: env.traceId,
+      eventTopic: env.topic,
+      eventMessageId: env.id,
+      eventAttempt: d.attempt,
     };
     let result: unknown;
     try {
@@ -256,10 +270,10 @@ export class Consumer {
     }
     if (result !== null && typeof (result as Promise<unknown>)?.then === "function") {
       (result as Promise<unknown>).then(
-        def.options.ack === "manual" ? undefined : () => inv._finish(undefined),
+        manual ? undefined : () => inv._finish(undefined),
         (err) => inv._finish(toError(err)),
       );
-    } else if (def.options.ack !== "manual") inv._finish(undefined);
+    } else if (!manual) inv._finish(undefined);
   }
 
   /** Calls the handler (inside the invocation's context). */
@@ -276,8 +290,9 @@ export class Consumer {
 
   #settle(inv: Invocation, error: Error | undefined): void {
     const o = this.#o;
-    this.#dropSettled();
-    const duration = o.clock.now() - inv._start;
+    if (inv === this.#tFirst) this.#dropSettled();
+    const now = this.#clock.now();
+    const duration = now - inv._start;
     this.#m.duration.record(duration);
     if (inv._scope) {
       inv._scope.dispose().catch((err) =>
@@ -294,12 +309,12 @@ export class Consumer {
       this.#m.failure.add(1);
       this.#fail(d, error, duration, false);
     }
-    this.#release();
+    this.#release(now);
   }
 
-  #release(): void {
+  #release(now: number): void {
     this.#running--;
-    this.#pump();
+    this.#pump(now);
   }
 
   #afterMaybe(p: void | Promise<void>): void {
@@ -318,57 +333,59 @@ export class Consumer {
   }
 
   // Time-outs: the timeout is the same for every invocation of this consumer, so deadlines grow
-  // in start order; one timer, armed for the oldest unsettled invocation, serves them all.
+  // in start order. Invocations form a list in start order (linked through `_next`, no array to
+  // grow and shrink per message); one timer, armed for the oldest unsettled one, serves them all.
   #track(inv: Invocation): void {
-    this.#timeouts.push(inv);
+    if (this.#tLast === undefined) this.#tFirst = inv;
+    else this.#tLast._next = inv;
+    this.#tLast = inv;
     if (this.#timer === undefined) this.#arm();
   }
 
-  /** Forgets settled invocations at the head of the time-out queue (they finish mostly in order). */
+  /** Unlinks the settled invocations at the front of the list (they finish mostly in order). */
   #dropSettled(): void {
-    const q = this.#timeouts;
-    let head = this.#tHead;
-    while (head < q.length && q[head]._settled) head++;
-    if (head === q.length) {
-      q.length = 0;
-      head = 0;
-    } else if (head > 1024 && head * 2 > q.length) {
-      q.splice(0, head);
-      head = 0;
+    let first = this.#tFirst;
+    while (first !== undefined && first._settled) {
+      const next = first._next;
+      first._next = undefined;
+      first = next;
     }
-    this.#tHead = head;
+    this.#tFirst = first;
+    if (first === undefined) this.#tLast = undefined;
   }
 
+  /** Arms the timer for the oldest unsettled invocation, unless it is armed already. */
   #arm(): void {
-    const q = this.#timeouts;
-    while (this.#tHead < q.length && q[this.#tHead]._settled) this.#tHead++;
-    if (this.#tHead >= q.length) {
-      q.length = 0;
-      this.#tHead = 0;
-      return;
-    }
-    if (this.#tHead > 1024) {
-      q.splice(0, this.#tHead);
-      this.#tHead = 0;
-    }
-    const clock = this.#o.clock;
-    this.#timer = clock.setTimeout(this.#onTimer, q[this.#tHead]._deadline - clock.now());
+    if (this.#timer !== undefined) return;
+    this.#dropSettled();
+    const first = this.#tFirst;
+    if (first === undefined) return;
+    const clock = this.#clock;
+    this.#timer = clock.setTimeout(
+      this.#onTimer,
+      first._start + this.#opts.timeout - clock.now(),
+    );
   }
 
   #onTimer = (): void => {
     this.#timer = undefined;
-    const q = this.#timeouts;
-    const now = this.#o.clock.now();
-    const timeout = this.#o.definition.options.timeout;
-    while (this.#tHead < q.length && (q[this.#tHead]._settled || q[this.#tHead]._deadline <= now)) {
-      q[this.#tHead++]._timeOut(timeout);
+    const now = this.#clock.now();
+    const timeout = this.#opts.timeout;
+    for (;;) {
+      const first = this.#tFirst;
+      if (first === undefined || !(first._settled || first._start + timeout <= now)) break;
+      // Unlink before timing out: settling it runs code that may look at the list.
+      this.#tFirst = first._next;
+      if (this.#tFirst === undefined) this.#tLast = undefined;
+      first._next = undefined;
+      first._timeOut(timeout);
     }
     this.#arm();
   };
 
   #cancelTimer(): void {
     if (this.#timer !== undefined) {
-      this.#o.clock.clearTimeout(this.#timer);
+      this.#clock.clearTimeout(this.#timer);
       this.#timer = undefined;
     }
   }

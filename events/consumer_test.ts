@@ -230,6 +230,36 @@ Deno.test("EventBus.stop drains running and queued work", async () => {
   assert.equal(clock.pending, 0);
 });
 
+Deno.test("concurrent async handlers each keep their own event context across awaits", async () => {
+  const { bus, publish } = setup();
+  const seen: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  await bus.add(
+    handler(Order).options({ concurrency: 3 }).handle(async (m) => {
+      await gate;
+      await Promise.resolve();
+      const ctx = useContext<EventContext & { user?: unknown }>();
+      seen.push(`${m.id} ${ctx.eventMessageId} ${ctx.traceId} ${ctx.user === undefined}`);
+    }),
+  );
+  await bus.start();
+  await runInContext(
+    { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", user: { sub: "u1" } },
+    () =>
+      Promise.all(
+        ["m-1", "m-2", "m-3"].map((messageId) => publish({ id: ID, total: 1 }, { messageId })),
+      ),
+  );
+  release();
+  await bus.stop();
+  assert.deepEqual(seen.sort(), [
+    "m-1 m-1 4bf92f3577b34da6a3ce929d0e0e4736 true",
+    "m-2 m-2 4bf92f3577b34da6a3ce929d0e0e4736 true",
+    "m-3 m-3 4bf92f3577b34da6a3ce929d0e0e4736 true",
+  ]);
+});
+
 Deno.test("handlers run in their own context and DI scope with the event values", async () => {
   const { clock, bus, publish, container } = setup();
   let made = 0, disposed = 0;

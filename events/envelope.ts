@@ -95,8 +95,6 @@ function isStringMap(value: unknown): value is Record<string, string> {
   return true;
 }
 
-const OPTIONAL_STRINGS = ["key", "dedupeKey", "channel", "version"] as const;
-
 /**
  * Checks that a value received from a transport is a well-formed envelope.
  *
@@ -114,21 +112,29 @@ export function envelopeProblem(value: unknown): string | undefined {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return "envelope must be an object";
   }
+  // Straight-line checks: every delivery of every transport passes here.
   const e = value as Record<string, unknown>;
-  for (const field of ["id", "topic", "traceId"]) {
-    if (typeof e[field] !== "string" || e[field] === "") {
-      return `envelope field "${field}" must be a non-empty string`;
-    }
-  }
+  if (typeof e.id !== "string" || e.id === "") return requiredString("id");
+  if (typeof e.topic !== "string" || e.topic === "") return requiredString("topic");
+  if (typeof e.traceId !== "string" || e.traceId === "") return requiredString("traceId");
   if (!("payload" in e)) return 'envelope field "payload" is required';
   if (!isStringMap(e.attributes)) return 'envelope field "attributes" must be a map of strings';
   if (typeof e.publishedAt !== "number" || !Number.isFinite(e.publishedAt)) {
     return 'envelope field "publishedAt" must be a number';
   }
-  for (const field of OPTIONAL_STRINGS) {
-    if (e[field] !== undefined && typeof e[field] !== "string") {
-      return `envelope field "${field}" must be a string`;
-    }
+  if (e.key !== undefined && typeof e.key !== "string") return optionalString("key");
+  if (e.dedupeKey !== undefined && typeof e.dedupeKey !== "string") {
+    return optionalString("dedupeKey");
   }
+  if (e.channel !== undefined && typeof e.channel !== "string") return optionalString("channel");
+  if (e.version !== undefined && typeof e.version !== "string") return optionalString("version");
   return undefined;
+}
+
+function requiredString(field: string): string {
+  return `envelope field "${field}" must be a non-empty string`;
+}
+
+function optionalString(field: string): string {
+  return `envelope field "${field}" must be a string`;
 }

@@ -1,6 +1,7 @@
 /**
  * The async context: values that follow a request or an event invocation through every `await`,
- * timer and callback, without being passed around. Built on `AsyncLocalStorage`.
+ * timer and callback, without being passed around. Built on `AsyncLocalStorage` (on Deno, on the
+ * same async frames without its per-frame `WeakMap` entry: see `_async_slot.ts`).
  *
  * By convention HTTP requests carry `traceId` (and `user` when `oauth()` verified a token); event
  * invocations carry the fields of `EventContext`.
@@ -8,7 +9,7 @@
  * @module
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
+import { createAsyncSlot } from "./_async_slot.ts";
 
 /** The verified identity `oauth()` puts in the context as `user`. */
 export interface AuthUser {
@@ -28,7 +29,7 @@ export interface AuthUser {
   claims: Record<string, unknown>;
 }
 
-const storage = new AsyncLocalStorage<Record<string, unknown>>();
+const storage = createAsyncSlot<Record<string, unknown>>();
 /**
  * The values of the innermost scope while a `runInSyncContext()` scope runs (undefined inside an
  * async scope opened within it). The innermost scope wins: an async frame the runtime resumed
@@ -101,7 +102,7 @@ export function runInSyncContext<R>(values: Record<string, unknown>, fn: () => R
  * ```
  */
 export function runInContext<R>(values: Record<string, unknown>, fn: () => R): R {
-  const parent = syncStore ?? storage.getStore();
+  const parent = syncStore ?? storage.get();
   if (parent === undefined) return runAsync(values, fn);
   // Keep the prototype that holds computed values (a request's lazy trace id is a getter): the
   // new values' own class when they have one, else the parent's, so those values stay visible
@@ -148,7 +149,7 @@ export function resumeContext<R>(
   fn: () => R,
 ): R {
   if (values === undefined) return fn();
-  const current = storage.getStore();
+  const current = storage.get();
   if (current === values && syncStore === undefined) return fn();
   if (async || current !== undefined) return runAsync(values, fn);
   return runInSyncContext(values, fn);
@@ -202,7 +203,7 @@ export function runInNewContext<R, A extends unknown[] = []>(
  * ```
  */
 export function useContext<T extends object = Record<string, unknown>>(): T {
-  const store = syncStore ?? storage.getStore();
+  const store = syncStore ?? storage.get();
   if (!store) {
     throw new Error("useContext() called outside runInContext(): no async context is active");
   }
@@ -222,5 +223,5 @@ export function useContext<T extends object = Record<string, unknown>>(): T {
  * ```
  */
 export function tryContext<T extends object = Record<string, unknown>>(): T | undefined {
-  return (syncStore ?? storage.getStore()) as T | undefined;
+  return (syncStore ?? storage.get()) as T | undefined;
 }

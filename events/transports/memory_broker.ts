@@ -128,6 +128,8 @@ export class MemoryBroker implements Transport {
   readonly #dedupeWindow: number;
   readonly #logger?: Logger;
   readonly #topics = new Map<string, Map<string, Group>>();
+  /** The groups of each topic in creation order, for publish (no iterator per message). */
+  readonly #groupLists = new Map<string, Group[]>();
   readonly #timers = new Set<TimerHandle>();
   readonly #dedupe = new Map<string, number>();
   #closed = false;
@@ -188,11 +190,14 @@ export class MemoryBroker implements Transport {
       throw new Error(`Cannot publish to topic "${envelope.topic}": the broker is closed`);
     }
     if (envelope.dedupeKey !== undefined && this.#seen(envelope)) return;
-    const groups = this.#topics.get(envelope.topic);
-    if (!groups) return;
+    const groups = this.#groupLists.get(envelope.topic);
+    if (groups === undefined) return;
     let refused: string[] | undefined;
-    for (const group of groups.values()) {
-      if (this.#toGroup(group, envelope, 1) === "rejected") (refused ??= []).push(group.name);
+    for (let i = 0; i < groups.length; i++) {
+      const group = groups[i];
+      if (this.#toGroup(group, envelope, 1, false) === "rejected") {
+        (refused ??= []).push(group.name);
+      }
     }
     if (refused) throw new QueueFullError(envelope.topic, refused);
   }
@@ -310,6 +315,9 @@ export class MemoryBroker implements Transport {
         pending: [],
       };
       groups.set(spec.group, group);
+      const list = this.#groupLists.get(spec.topic);
+      if (list) list.push(group);
+      else this.#groupLists.set(spec.topic, [group]);
     } else if (group.distribution !== spec.distribution) {
       return Promise.reject(
         new Error(
