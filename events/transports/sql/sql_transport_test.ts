@@ -145,7 +145,10 @@ Deno.test("sqlTransport honours dedupe keys and redrives bounded dead letters", 
 Deno.test("sqlTransport reaps a broadcast instance that stopped beating, with its rows", async () => {
   await withPg("reap", async (track) => {
     const clock = new ManualClock(Date.now());
-    const transport = track.transport({ clock, instanceTtlMs: 300, pollIntervalMs: 100_000 });
+    // A TTL far longer than a loaded machine can take between start-up and the publish: the
+    // manual clock sends no heartbeat before the advance below, and an expired live instance
+    // would get no copy.
+    const transport = track.transport({ clock, instanceTtlMs: 60_000, pollIntervalMs: 100_000 });
     const bus = track.bus(transport);
     const seen: number[] = [];
     await bus.add(
@@ -164,7 +167,7 @@ Deno.test("sqlTransport reaps a broadcast instance that stopped beating, with it
     );
     await getPublisher(Order, { bus })({ id: 5 });
     await until(() => seen.length === 1, 5000, "the live instance's copy");
-    await clock.advance(100); // one heartbeat round: beat, extend, reap
+    await clock.advance(10_000); // one heartbeat round (every min(TTL, visibility) / 3): beat, extend, reap
     await until(
       async () => {
         const rows = await admin.sql.unsafe(`SELECT count(*)::int AS n FROM ${s}.instances`);
