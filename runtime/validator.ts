@@ -70,6 +70,13 @@ function build(node: SchemaNode, area: InputArea): Validator<unknown> {
     checkFlat(node, area);
     mode = area === "query" ? "search" : "record";
   }
+  // The checks above run now, so a broken schema fails where it is declared; the code is
+  // generated on the first call, so start-up pays only for the validators a request uses.
+  let run: Validator<unknown> | undefined;
+  return (input) => (run ??= generateValidator(node, area, mode))(input);
+}
+
+function generateValidator(node: SchemaNode, area: InputArea, mode: RootMode): Validator<unknown> {
   const { body, constants } = generate(node, area, mode);
   return new Function("K", "F", body)(constants, formats) as Validator<unknown>;
 }
