@@ -28,7 +28,15 @@ import type {
   Scope,
   Validator,
 } from "@fw/runtime";
-import { errorResponse, invalidInput, jsonError, reportError, safeHandlers } from "../_errors.ts";
+import { resumeContext, tryContext } from "@fw/runtime";
+import {
+  errorResponse,
+  invalidInput,
+  jsonError,
+  reportError,
+  safeHandlers,
+  syncHandlers,
+} from "../_errors.ts";
 import { hasPolicies, preflights, RoutePolicies } from "../policies/_route_policies.ts";
 import { type LiveStream, streamRegistry, StreamRequestContext } from "./_context.ts";
 import { readJsonBody } from "../body.ts";
@@ -82,49 +90,74 @@ const ABORTED = Symbol("aborted");
 
 type Envelope = ErrorResponseParts["body"];
 
-/** One open connection: how to end it normally, with an error, or for a server stop. */
-interface Connection extends LiveStream {
-  done: Promise<void>;
+/**
+ * One open connection: its `ctx` and DI scope, how to end it normally, with an error or for a
+ * server stop, and when it is done. The transport is the context's (`ctx._sse` or `ctx._ws`).
+ */
+abstract class Connection implements LiveStream {
+  /** The `done` promise, once asked for (or a settled one once done). */
+  #done: Promise<void> | undefined = undefined;
+  #settle: (() => void) | undefined = undefined;
+
+  /** The request's async-context values, re-entered when the handler's result settles. */
+  readonly store: Record<string, unknown> | undefined = tryContext();
+
+  constructor(readonly ctx: StreamRequestContext, readonly scope: Scope | undefined) {}
+
+  /** Settles when the handler finished and the connection is closed (created when asked for). */
+  get done(): Promise<void> {
+    return this.#done ??= new Promise((resolve) => this.#settle = resolve);
+  }
+
+  /** Marks the connection done. */
+  finished(): void {
+    const settle = this.#settle;
+    this.#settle = undefined;
+    if (settle !== undefined) settle();
+    else this.#done ??= RESOLVED;
+  }
+
   /** Settles once the transport is closed. */
-  readonly closed: Promise<unknown>;
+  abstract get closed(): Promise<unknown>;
   /** Ends after the handler finished. */
-  end(): void;
+  abstract end(): void;
   /** Sends the error envelope and ends. */
-  fail(envelope: Envelope): void;
+  abstract fail(envelope: Envelope): void;
+  /** Ends the connection for a server stop. */
+  abstract shutdown(): void;
 }
 
-class SseConnection implements Connection {
-  done: Promise<void> = Promise.resolve();
-  constructor(readonly stream: SseStream) {}
+const RESOLVED: Promise<void> = Promise.resolve();
+
+class SseConnection extends Connection {
   get closed(): Promise<unknown> {
-    return this.stream.done;
+    return this.ctx._sse!.done;
   }
   end(): void {
-    this.stream.close();
+    this.ctx._sse!.close();
   }
   fail(envelope: Envelope): void {
-    this.stream.sendJson(JSON.stringify(envelope), { event: "error" }).catch(() => {});
-    this.stream.close();
+    const stream = this.ctx._sse!;
+    stream.sendJson(JSON.stringify(envelope), { event: "error" }).catch(() => {});
+    stream.close();
   }
   shutdown(): void {
-    this.stream.close();
+    this.ctx._sse!.close();
   }
 }
 
-class WsConnection implements Connection {
-  done: Promise<void> = Promise.resolve();
-  constructor(readonly channel: WebSocketChannel) {}
+class WsConnection extends Connection {
   get closed(): Promise<unknown> {
-    return this.channel.closed;
+    return this.ctx._ws!.closed;
   }
   end(): void {
-    this.channel.close(CloseCode.Normal);
+    this.ctx._ws!.close(CloseCode.Normal);
   }
   fail(envelope: Envelope): void {
-    this.channel.fail(CloseCode.InternalError, envelope);
+    this.ctx._ws!.fail(CloseCode.InternalError, envelope);
   }
   shutdown(): void {
-    this.channel.close(CloseCode.GoingAway, "Server is stopping");
+    this.ctx._ws!.close(CloseCode.GoingAway, "Server is stopping");
   }
 }
 
@@ -145,6 +178,8 @@ class CompiledStream {
   readonly #label: string;
   readonly #options: ResolvedStreamOptions;
   readonly #live: Set<LiveStream>;
+  /** True for an `async function` handler: it runs in an async scope (see `#run`). */
+  readonly #asyncHandler: boolean;
 
   constructor(def: EndpointDefinition, { method, route, app, streams }: CompileEndpointOptions) {
     const meta = def.meta;
@@ -156,6 +191,7 @@ class CompiledStream {
     }
     this.#mode = def.mode as Exclude<EndpointMode, "unary">;
     this.#handler = def.handler as AnyHandler;
+    this.#asyncHandler = def.handler.constructor.name === "AsyncFunction";
     this.#inject = meta.inject;
     this.#params = inputValidator(meta.params, "params", this.#label);
     this.#query = inputValidator(meta.query, "query", this.#label);
@@ -176,7 +212,12 @@ class CompiledStream {
     this.#live = streamRegistry(app);
   }
 
-  async run(req: Request, params: RawParams, info: RequestInfo): Promise<Response> {
+  /**
+   * Serves one request. The dispatcher opened a synchronous context (see `compileStreamEndpoint`):
+   * only a body read and `.inject()` providers, which may await, get an async scope, so an idle
+   * connection of an endpoint without them keeps no async-context frame alive.
+   */
+  run(req: Request, params: RawParams, info: RequestInfo): Response | Promise<Response> {
     try {
       const ws = wantsWebSocket(req);
       if (!ws && (this.#mode !== "server-stream" || !wantsSse(req))) {
@@ -198,6 +239,18 @@ class CompiledStream {
       );
       const invalid = validateParamsAndQuery(ctx, this.#params, this.#query);
       if (invalid !== undefined) return invalid;
+      if ((!ws && this.#body !== undefined) || this.#inject !== undefined) {
+        return resumeContext(tryContext(), true, () => this.#prepare(req, ctx, ws));
+      }
+      return this.#start(req, ctx, ws, undefined, undefined);
+    } catch (error) {
+      return this.#fail(error);
+    }
+  }
+
+  /** Reads an SSE server stream's body and resolves `.inject()` providers, then starts. */
+  async #prepare(req: Request, ctx: StreamRequestContext, ws: boolean): Promise<Response> {
+    try {
       if (!ws && this.#body !== undefined) {
         const raw = await readJsonBody(
           req,
@@ -225,10 +278,22 @@ class CompiledStream {
           throw error;
         }
       }
-      return ws ? this.#upgrade(req, ctx, scope, deps) : this.#sse(ctx, scope, deps);
+      return this.#start(req, ctx, ws, scope, deps);
     } catch (error) {
       return this.#fail(error);
     }
+  }
+
+  /** Answers with the SSE response or the WebSocket upgrade, and starts the handler. */
+  #start(
+    req: Request,
+    ctx: StreamRequestContext,
+    ws: boolean,
+    scope: Scope | undefined,
+    deps: unknown,
+  ): Response {
+    if (req.method === "HEAD") return new Response(null, { status: 200, headers: SSE_HEADERS });
+    return ws ? this.#upgrade(req, ctx, scope, deps) : this.#sse(ctx, scope, deps);
   }
 
   #sse(ctx: StreamRequestContext, scope: Scope | undefined, deps: unknown): Response {
@@ -241,13 +306,25 @@ class CompiledStream {
       retryMs: o.retryMs,
     });
     ctx._sse = stream;
-    this.#open(new SseConnection(stream), ctx, scope, deps);
+    this.#open(new SseConnection(ctx, scope), deps);
     return stream.response();
   }
 
-  #open(conn: Connection, ctx: StreamRequestContext, scope: Scope | undefined, deps: unknown) {
+  /**
+   * Registers the connection and starts its handler. No `async` frame is held per connection:
+   * each step continues from a promise callback, so an idle connection holds one reaction on
+   * its handler's promise and nothing else.
+   */
+  #open(conn: Connection, deps: unknown): void {
     this.#live.add(conn);
-    conn.done = this.#serve(conn, ctx, scope, deps);
+    const ctx = conn.ctx;
+    if (this.#mode === "server-stream" && this.#body !== undefined && ctx._ws !== undefined) {
+      this.#firstMessage(ctx, ctx._ws).then(
+        (ok) =>
+          ok ? this.#run(conn, deps) : resumeContext(conn.store, true, () => this.#ended(conn)),
+        (error) => resumeContext(conn.store, true, () => this.#failed(conn, error)),
+      );
+    } else this.#run(conn, deps);
   }
 
   #upgrade(
@@ -276,7 +353,7 @@ class CompiledStream {
     ctx._ws = channel;
     ctx._streamIn = this.#mode !== "server-stream";
     if (this.#mode === "server-stream" && this.#body === undefined) channel.discardIncoming();
-    this.#open(new WsConnection(channel), ctx, scope, deps);
+    this.#open(new WsConnection(ctx, scope), deps);
     return upgraded.response;
   }
 
@@ -289,24 +366,54 @@ class CompiledStream {
     return true;
   }
 
-  async #serve(
-    conn: Connection,
-    ctx: StreamRequestContext,
-    scope: Scope | undefined,
-    deps: unknown,
-  ): Promise<void> {
-    const signal = ctx.signal;
+  /** Calls the handler and continues once its result settles. */
+  #run(conn: Connection, deps: unknown): void {
+    let result: unknown;
     try {
-      if (
-        this.#mode === "server-stream" && this.#body !== undefined && ctx._ws !== undefined &&
-        !(await this.#firstMessage(ctx, ctx._ws))
-      ) return;
-      const result = this.#inject !== undefined ? this.#handler(deps, ctx) : this.#handler(ctx);
-      const final = await this.#drive(result, ctx);
-      if (this.#mode === "client-stream" && final !== undefined && !signal.aborted) {
-        await ctx.sendValidated(final, this.#result);
+      // An `async` handler runs in an async scope (it may await), any other in the request's
+      // synchronous one, as unary handlers do.
+      result = resumeContext(
+        conn.store,
+        this.#asyncHandler,
+        () => this.#inject !== undefined ? this.#handler(deps, conn.ctx) : this.#handler(conn.ctx),
+      );
+    } catch (error) {
+      return this.#failed(conn, error);
+    }
+    if (result instanceof Promise) {
+      // Outside an async scope (the usual case) this reaction keeps no context frame alive; the
+      // request's values are re-entered when the handler's promise settles.
+      result.then(
+        (value) => resumeContext(conn.store, true, () => this.#value(conn, value)),
+        (error) => resumeContext(conn.store, true, () => this.#failed(conn, error)),
+      );
+    } else resumeContext(conn.store, true, () => this.#value(conn, result));
+  }
+
+  /**
+   * The handler's value: an async iterator to send (server stream, bidi), or a client stream's
+   * result to send as the last message.
+   */
+  #value(conn: Connection, value: unknown): void {
+    let next: Promise<unknown> | undefined;
+    try {
+      const ctx = conn.ctx;
+      if (this.#mode !== "client-stream") {
+        if (isAsyncIterable(value)) next = this.#iterate(value, ctx);
+      } else if (value !== undefined && !ctx.signal.aborted) {
+        next = ctx.sendValidated(value, this.#result);
       }
     } catch (error) {
+      return this.#failed(conn, error);
+    }
+    if (next === undefined) this.#ended(conn);
+    else next.then(() => this.#ended(conn), (error) => this.#failed(conn, error));
+  }
+
+  /** The handler (or what it returned) failed: report it to the client unless it left. */
+  #failed(conn: Connection, error: unknown): void {
+    try {
+      const signal = conn.ctx.signal;
       if (signal.aborted && (error === signal.reason || (error as Error)?.name === "AbortError")) {
         // the client left: the handler stopped quietly
       } else {
@@ -314,25 +421,21 @@ class CompiledStream {
         if (!signal.aborted) conn.fail(body);
       }
     } finally {
-      conn.end();
-      await conn.closed;
-      if (scope !== undefined) await this.#dispose(scope);
-      this.#live.delete(conn);
+      this.#ended(conn);
     }
   }
 
-  /**
-   * Waits for the handler's result and sends what a returned iterator yields. Not an `async`
-   * function: a connection whose handler just returns a promise holds no extra frame for it.
-   */
-  #drive(result: unknown, ctx: StreamRequestContext): unknown {
-    if (result instanceof Promise) return result.then((value) => this.#driveValue(value, ctx));
-    return this.#driveValue(result, ctx);
+  /** The handler is done: close the connection, dispose the scope, then mark it done. */
+  #ended(conn: Connection): void {
+    const finished = () => conn.finished();
+    this.#close(conn).then(finished, finished);
   }
 
-  #driveValue(result: unknown, ctx: StreamRequestContext): unknown {
-    if (this.#mode === "client-stream" || !isAsyncIterable(result)) return result;
-    return this.#iterate(result, ctx);
+  async #close(conn: Connection): Promise<void> {
+    conn.end();
+    await conn.closed;
+    if (conn.scope !== undefined) await this.#dispose(conn.scope);
+    this.#live.delete(conn);
   }
 
   async #iterate(result: AsyncIterable<unknown>, ctx: StreamRequestContext): Promise<undefined> {
@@ -400,6 +503,8 @@ export function compileStreamEndpoint(
     ? (req, params, info) => compiled.run(req, params, info)
     : (req, params, info) => policies.run(req, params, info, compiled);
   safeHandlers.add(handler);
+  // Without policies that await, the endpoint opens its own async scope where it needs one.
+  if (policies === undefined || policies.sync) syncHandlers.add(handler);
   if (policies?.cors !== undefined) preflights.set(handler, policies.cors);
   return handler;
 }
