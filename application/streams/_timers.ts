@@ -33,11 +33,12 @@ export class Deadline {
 
   /**
    * @param clock The clock whose shared timer this deadline uses.
-   * @param owner What runs when the deadline is due.
+   * @param owner What runs when the deadline is due; omitted, the deadline itself (a subclass
+   *   that implements `onDeadline`, so a connection needs one object, not two).
    */
-  constructor(clock: Clock, owner: DeadlineOwner) {
+  constructor(clock: Clock, owner?: DeadlineOwner) {
     this.#timers = timersOf(clock);
-    this.#owner = owner;
+    this.#owner = owner ?? (this as unknown as DeadlineOwner);
   }
 
   /**

@@ -52,7 +52,7 @@ import {
   validateParamsAndQuery,
 } from "../request_context.ts";
 import { SseStream } from "./sse.ts";
-import { CloseCode, WebSocketChannel } from "./websocket.ts";
+import { CloseCode, WebSocketChannel, type WebSocketChannelOptions } from "./websocket.ts";
 import { checkStreamOptions, type ResolvedStreamOptions } from "./options.ts";
 
 type AnyHandler = (...args: unknown[]) => unknown;
@@ -178,6 +178,8 @@ class CompiledStream {
   readonly #label: string;
   readonly #options: ResolvedStreamOptions;
   readonly #live: Set<LiveStream>;
+  /** The options of every channel of this endpoint (see `#channelOptions`). */
+  #wsOptions: WebSocketChannelOptions | undefined = undefined;
   /** True for an `async function` handler: it runs in an async scope (see `#run`). */
   readonly #asyncHandler: boolean;
 
@@ -340,16 +342,10 @@ class CompiledStream {
       if (scope !== undefined) void this.#dispose(scope);
       return jsonError(400, `Cannot upgrade to a WebSocket: ${(error as Error).message}`);
     }
-    const o = this.#options;
-    const channel = new WebSocketChannel(upgraded.socket, {
-      inbound: this.#inbound ?? this.#body,
-      label: this.#label,
-      maxMessageBytes: o.maxMessageBytes,
-      maxQueuedMessages: o.maxQueuedMessages,
-      idleTimeoutMs: o.idleTimeoutMs,
-      highWaterMark: o.wsHighWaterMark,
-      clock: this.#app.clock,
-    });
+    const channel = new WebSocketChannel(
+      upgraded.socket,
+      this.#wsOptions ??= this.#channelOptions(),
+    );
     ctx._ws = channel;
     ctx._streamIn = this.#mode !== "server-stream";
     if (this.#mode === "server-stream" && this.#body === undefined) channel.discardIncoming();
@@ -461,6 +457,20 @@ class CompiledStream {
     }
     if (ctx.signal.aborted) throw ctx.signal.reason;
     return undefined;
+  }
+
+  /** The options of this endpoint's channels: one object, so they share its resolved settings. */
+  #channelOptions(): WebSocketChannelOptions {
+    const o = this.#options;
+    return {
+      inbound: this.#inbound ?? this.#body,
+      label: this.#label,
+      maxMessageBytes: o.maxMessageBytes,
+      maxQueuedMessages: o.maxQueuedMessages,
+      idleTimeoutMs: o.idleTimeoutMs,
+      highWaterMark: o.wsHighWaterMark,
+      clock: this.#app.clock,
+    };
   }
 
   async #dispose(scope: Scope): Promise<void> {
