@@ -95,26 +95,36 @@ type Envelope = ErrorResponseParts["body"];
  * server stop, and when it is done. The transport is the context's (`ctx._sse` or `ctx._ws`).
  */
 abstract class Connection implements LiveStream {
-  /** The `done` promise, once asked for (or a settled one once done). */
-  #done: Promise<void> | undefined = undefined;
-  #settle: (() => void) | undefined = undefined;
-
   /** The request's async-context values, re-entered when the handler's result settles. */
   readonly store: Record<string, unknown> | undefined = tryContext();
+  /** `done` once asked for: its promise and resolver while pending, then a settled promise. */
+  #done: { promise: Promise<void>; resolve(): void } | Promise<void> | undefined = undefined;
 
-  constructor(readonly ctx: StreamRequestContext, readonly scope: Scope | undefined) {}
+  constructor(
+    readonly ctx: StreamRequestContext,
+    readonly scope: Scope | undefined,
+    readonly owner: CompiledStream,
+  ) {}
 
   /** Settles when the handler finished and the connection is closed (created when asked for). */
   get done(): Promise<void> {
-    return this.#done ??= new Promise((resolve) => this.#settle = resolve);
+    const done = this.#done;
+    if (done instanceof Promise) return done;
+    if (done !== undefined) return done.promise;
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => resolve = r);
+    this.#done = { promise, resolve };
+    return promise;
   }
 
   /** Marks the connection done. */
   finished(): void {
-    const settle = this.#settle;
-    this.#settle = undefined;
-    if (settle !== undefined) settle();
-    else this.#done ??= RESOLVED;
+    const done = this.#done;
+    if (done === undefined) this.#done = RESOLVED;
+    else if (!(done instanceof Promise)) {
+      this.#done = done.promise;
+      done.resolve();
+    }
   }
 
   /** Settles once the transport is closed. */
@@ -128,6 +138,15 @@ abstract class Connection implements LiveStream {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+// The reactions on a handler's promise, bound to their connection: a bound function is smaller
+// than a closure and needs no context object.
+function fulfilled(this: Connection, value: unknown): void {
+  this.owner.settled(this, value, false);
+}
+function rejected(this: Connection, error: unknown): void {
+  this.owner.settled(this, error, true);
+}
 
 class SseConnection extends Connection {
   get closed(): Promise<unknown> {
@@ -308,7 +327,7 @@ class CompiledStream {
       retryMs: o.retryMs,
     });
     ctx._sse = stream;
-    this.#open(new SseConnection(ctx, scope), deps);
+    this.#open(new SseConnection(ctx, scope, this), deps);
     return stream.response();
   }
 
@@ -349,7 +368,7 @@ class CompiledStream {
     ctx._ws = channel;
     ctx._streamIn = this.#mode !== "server-stream";
     if (this.#mode === "server-stream" && this.#body === undefined) channel.discardIncoming();
-    this.#open(new WsConnection(ctx, scope), deps);
+    this.#open(new WsConnection(ctx, scope, this), deps);
     return upgraded.response;
   }
 
@@ -376,14 +395,25 @@ class CompiledStream {
     } catch (error) {
       return this.#failed(conn, error);
     }
-    if (result instanceof Promise) {
-      // Outside an async scope (the usual case) this reaction keeps no context frame alive; the
-      // request's values are re-entered when the handler's promise settles.
-      result.then(
-        (value) => resumeContext(conn.store, true, () => this.#value(conn, value)),
-        (error) => resumeContext(conn.store, true, () => this.#failed(conn, error)),
-      );
-    } else resumeContext(conn.store, true, () => this.#value(conn, result));
+    // Outside an async scope (the usual case) this reaction keeps no context frame alive; the
+    // request's values are re-entered when the handler's promise settles.
+    if (result instanceof Promise) result.then(fulfilled.bind(conn), rejected.bind(conn));
+    else this.settled(conn, result, false);
+  }
+
+  /**
+   * Continues after the handler's result settled, in the request's context.
+   *
+   * @param conn The connection.
+   * @param value The handler's value, or its error when `failed`.
+   * @param failed True when the handler threw or its promise rejected.
+   */
+  settled(conn: Connection, value: unknown, failed: boolean): void {
+    resumeContext(
+      conn.store,
+      true,
+      () => failed ? this.#failed(conn, value) : this.#value(conn, value),
+    );
   }
 
   /**
