@@ -38,7 +38,12 @@ import {
   syncHandlers,
 } from "../_errors.ts";
 import { hasPolicies, preflights, RoutePolicies } from "../policies/_route_policies.ts";
-import { type LiveStream, streamRegistry, StreamRequestContext } from "./_context.ts";
+import {
+  type LiveStream,
+  streamRegistry,
+  StreamRequestContext,
+  type StreamShared,
+} from "./_context.ts";
 import { readJsonBody } from "../body.ts";
 import type {
   CompileEndpointOptions,
@@ -193,6 +198,7 @@ class CompiledStream {
   readonly #outbound: Validator<unknown> | undefined;
   readonly #result: Validator<unknown> | undefined;
   readonly #shared: ContextShared;
+  readonly #stream: StreamShared;
   readonly #app: AppContext;
   readonly #label: string;
   readonly #options: ResolvedStreamOptions;
@@ -228,6 +234,11 @@ class CompiledStream {
       ? inputValidator(returns, "message", this.#label)
       : undefined;
     this.#shared = { route, app, status: 200 };
+    this.#stream = {
+      outbound: this.#outbound,
+      label: this.#label,
+      streamIn: this.#mode !== "server-stream",
+    };
     this.#app = app;
     this.#options = checkStreamOptions(streams, this.#label);
     this.#live = streamRegistry(app);
@@ -249,15 +260,7 @@ class CompiledStream {
             : `Stream endpoint "${this.#label}" needs a WebSocket upgrade`,
         );
       }
-      const ctx = new StreamRequestContext(
-        req,
-        params,
-        info,
-        this.#shared,
-        ws ? "websocket" : "sse",
-        this.#outbound,
-        this.#label,
-      );
+      const ctx = new StreamRequestContext(req, params, info, this.#shared, this.#stream);
       const invalid = validateParamsAndQuery(ctx, this.#params, this.#query);
       if (invalid !== undefined) return invalid;
       if ((!ws && this.#body !== undefined) || this.#inject !== undefined) {
@@ -366,7 +369,6 @@ class CompiledStream {
       this.#wsOptions ??= this.#channelOptions(),
     );
     ctx._ws = channel;
-    ctx._streamIn = this.#mode !== "server-stream";
     if (this.#mode === "server-stream" && this.#body === undefined) channel.discardIncoming();
     this.#open(new WsConnection(ctx, scope, this), deps);
     return upgraded.response;
