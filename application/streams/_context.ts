@@ -37,8 +37,6 @@ export class StreamRequestContext extends RequestContext {
   _sse: SseStream | undefined = undefined;
   /** The WebSocket channel, when the transport is a WebSocket. */
   _ws: WebSocketChannel | undefined = undefined;
-  /** The validated body (server-stream). */
-  _streamBody: unknown = undefined;
   readonly #stream: StreamShared;
 
   /**
@@ -122,7 +120,7 @@ export class StreamRequestContext extends RequestContext {
 
   /** The body of a server-stream (validated before the handler ran). */
   override body(): Promise<unknown> {
-    return Promise.resolve(this._streamBody);
+    return Promise.resolve(this._bodyValue);
   }
 }
 

@@ -22,7 +22,11 @@ export interface DeadlineOwner {
 
 /** One connection's deadline on a clock's shared timer; set and cleared as often as needed. */
 export class Deadline {
-  /** When it is due (clock time); meaningful while `index >= 0`. */
+  /**
+   * When it is due, in ms since the clock's timers were created (a small integer, which the
+   * engine stores in the object rather than in a number box of its own); meaningful while
+   * `index >= 0`.
+   */
   at = 0;
   /** Position in the heap, or -1 when not set. */
   index = -1;
@@ -82,15 +86,22 @@ class ClockTimers {
   /** The deadline the timer is armed for. */
   #armedAt = Infinity;
   #running = false;
+  /** Clock time of creation: deadlines count from here. */
+  readonly #epoch: number;
 
   constructor(clock: Clock) {
     this.#clock = clock;
+    this.#epoch = clock.now();
+  }
+
+  #now(): number {
+    return this.#clock.now() - this.#epoch;
   }
 
   set(d: Deadline, ms: number): void {
     const delay = Number.isFinite(ms) && ms > 0 ? ms : 0;
     if (d.index >= 0) this.remove(d, false);
-    d.at = this.#clock.now() + delay;
+    d.at = this.#now() + delay;
     d.seq = this.#seq++;
     d.index = this.#heap.length;
     this.#heap.push(d);
@@ -122,7 +133,7 @@ class ClockTimers {
     this.#timer = undefined;
     this.#armedAt = at;
     if (first !== undefined) {
-      this.#timer = this.#clock.setTimeout(this.#fire, at - this.#clock.now());
+      this.#timer = this.#clock.setTimeout(this.#fire, at - this.#now());
     }
   }
 
@@ -131,7 +142,7 @@ class ClockTimers {
     this.#armedAt = Infinity;
     this.#running = true;
     try {
-      const now = this.#clock.now();
+      const now = this.#now();
       const heap = this.#heap;
       while (heap.length > 0 && heap[0].at <= now) {
         const d = heap[0];

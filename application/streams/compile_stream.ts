@@ -26,6 +26,7 @@ import type {
   RequestInfo,
   RouteHandler,
   Scope,
+  ServerInfo,
   Validator,
 } from "@fw/runtime";
 import { resumeContext, tryContext } from "@fw/runtime";
@@ -185,6 +186,34 @@ class WsConnection extends Connection {
   }
 }
 
+/**
+ * What a WebSocket's `ctx` keeps of its connection facts once upgraded. The runtime closes the
+ * request at the upgrade, after which its peer address can no longer be read (it throws
+ * "Request closed"); so instead of the request's own facts (two objects per connection), the
+ * connection keeps one object per server that answers the same.
+ */
+class UpgradedInfo implements RequestInfo {
+  constructor(readonly server: ServerInfo) {}
+  get remoteAddr(): never {
+    throw new TypeError("Request closed");
+  }
+}
+
+const upgradedInfos = new WeakMap<ServerInfo, UpgradedInfo>();
+
+function upgradedInfo(info: RequestInfo): RequestInfo {
+  try {
+    void info.remoteAddr;
+    return info; // still readable (not `Deno.serve`): keep it
+  } catch {
+    let shared = upgradedInfos.get(info.server);
+    if (shared === undefined) {
+      upgradedInfos.set(info.server, shared = new UpgradedInfo(info.server));
+    }
+    return shared;
+  }
+}
+
 /** A compiled stream endpoint; `run` is the route handler. */
 class CompiledStream {
   readonly #mode: Exclude<EndpointMode, "unary">;
@@ -287,7 +316,7 @@ class CompiledStream {
         if (raw !== undefined) {
           const r = this.#body(raw);
           if (!r.ok) return invalidInput(r.errors);
-          ctx._streamBody = r.value;
+          ctx._bodyValue = r.value;
         }
       }
       if (req.method === "HEAD") return new Response(null, { status: 200, headers: SSE_HEADERS });
@@ -369,6 +398,7 @@ class CompiledStream {
       this.#wsOptions ??= this.#channelOptions(),
     );
     ctx._ws = channel;
+    ctx._info = upgradedInfo(ctx._info);
     if (this.#mode === "server-stream" && this.#body === undefined) channel.discardIncoming();
     this.#open(new WsConnection(ctx, scope, this), deps);
     return upgraded.response;
@@ -379,7 +409,7 @@ class CompiledStream {
     const first = await channel.messages().next();
     channel.discardIncoming();
     if (first.done) return false;
-    ctx._streamBody = first.value;
+    ctx._bodyValue = first.value;
     return true;
   }
 

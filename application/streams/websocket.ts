@@ -161,11 +161,14 @@ interface Settings {
   readonly highWaterMark: number;
   readonly pollMs: number;
   readonly clock: Clock;
+  /** Clock time the settings were made: activity times count from here (small integers). */
+  readonly epoch: number;
 }
 
 const settingsByOptions = new WeakMap<object, Settings>();
 
 function resolveSettings(options: WebSocketChannelOptions<unknown, unknown>): Settings {
+  const clock = options.clock ?? systemClock;
   return {
     inbound: options.inbound,
     outbound: options.outbound,
@@ -175,7 +178,8 @@ function resolveSettings(options: WebSocketChannelOptions<unknown, unknown>): Se
     idleMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
     highWaterMark: options.highWaterMark ?? DEFAULT_WS_HIGH_WATER_MARK,
     pollMs: options.drainPollMs ?? 5,
-    clock: options.clock ?? systemClock,
+    clock,
+    epoch: clock.now(),
   };
 }
 
@@ -275,6 +279,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   readonly #o: Settings;
   readonly #listener: Listener;
   #flags = 0;
+  /** Last message either way, in ms since `#o.epoch`. */
   #lastActivity: number;
   #abort: AbortController | undefined = undefined;
   #closed: Deferred<CloseInfo> | Promise<CloseInfo> | undefined = undefined;
@@ -296,7 +301,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
     this.#socket = socket;
     const o = settingsOf(options as WebSocketChannelOptions<unknown, unknown> | undefined);
     this.#o = o;
-    this.#lastActivity = o.clock.now();
+    this.#lastActivity = o.clock.now() - o.epoch;
     socket.binaryType = "arraybuffer";
     // One listener object for every event type (no closure per type). An error is always
     // followed by a close event, which is what ends the channel.
@@ -418,7 +423,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
       return Promise.reject(this.#closedError());
     }
     this.#socket.send(text);
-    this.#lastActivity = this.#o.clock.now();
+    this.#lastActivity = this.#o.clock.now() - this.#o.epoch;
     if (this.#socket.bufferedAmount <= this.#o.highWaterMark) return RESOLVED;
     return new Promise((resolve, reject) => {
       (this.#drain ??= { timer: undefined, waiters: [] }).waiters.push({ resolve, reject });
@@ -477,7 +482,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   #receive(data: unknown): void {
     if (this.#closing !== undefined || this.#info !== undefined) return;
     const o = this.#o;
-    this.#lastActivity = o.clock.now();
+    this.#lastActivity = o.clock.now() - o.epoch;
     if (typeof data !== "string") {
       return this.fail(CloseCode.UnsupportedData, {
         statusCode: 400,
@@ -566,7 +571,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   #checkIdle(): void {
     if (this.#closing !== undefined || this.#info !== undefined) return;
     const o = this.#o;
-    const idle = o.clock.now() - this.#lastActivity;
+    const idle = o.clock.now() - o.epoch - this.#lastActivity;
     if (idle >= o.idleMs) {
       this.fail(CloseCode.GoingAway, {
         statusCode: 408,
