@@ -35,7 +35,7 @@ import {
   type ValidationIssue,
   type Validator,
 } from "@fw/runtime";
-import { Deadline } from "./_timers.ts";
+import { Deadline, small } from "./_timers.ts";
 
 /** WebSocket close codes used by fw (RFC 6455 section 7.4.1). */
 export const CloseCode = {
@@ -301,7 +301,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
     this.#socket = socket;
     const o = settingsOf(options as WebSocketChannelOptions<unknown, unknown> | undefined);
     this.#o = o;
-    this.#lastActivity = o.clock.now() - o.epoch;
+    this.#lastActivity = small(o.clock.now() - o.epoch);
     socket.binaryType = "arraybuffer";
     // One listener object for every event type (no closure per type). An error is always
     // followed by a close event, which is what ends the channel.
@@ -423,7 +423,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
       return Promise.reject(this.#closedError());
     }
     this.#socket.send(text);
-    this.#lastActivity = this.#o.clock.now() - this.#o.epoch;
+    this.#lastActivity = small(this.#o.clock.now() - this.#o.epoch);
     if (this.#socket.bufferedAmount <= this.#o.highWaterMark) return RESOLVED;
     return new Promise((resolve, reject) => {
       (this.#drain ??= { timer: undefined, waiters: [] }).waiters.push({ resolve, reject });
@@ -482,7 +482,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   #receive(data: unknown): void {
     if (this.#closing !== undefined || this.#info !== undefined) return;
     const o = this.#o;
-    this.#lastActivity = o.clock.now() - o.epoch;
+    this.#lastActivity = small(o.clock.now() - o.epoch);
     if (typeof data !== "string") {
       return this.fail(CloseCode.UnsupportedData, {
         statusCode: 400,
