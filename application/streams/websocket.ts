@@ -149,6 +149,8 @@ const NO_INFO: CloseInfo = Object.freeze({ code: 1006, reason: "", byServer: fal
 const ITERATING = 1;
 const DISCARD = 2;
 const INPUT_ENDED = 4;
+/** The connection is closed (`#end` is final). */
+const CLOSED = 8;
 
 /** Resolved options: one object shared by every channel built from the same options object. */
 interface Settings {
@@ -203,6 +205,18 @@ function deferred<T>(): Deferred<T> {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => resolve = r);
   return { promise, resolve };
+}
+
+/** What a channel holds only once used: most idle connections never need it. */
+interface Extra<In> {
+  /** `closed` once asked for: its deferred while open, then a settled promise. */
+  closed: Deferred<CloseInfo> | Promise<CloseInfo> | undefined;
+  /** Settles when a connecting socket opens. */
+  open: Deferred<void> | undefined;
+  /** Messages received before they were read. */
+  queue: In[] | undefined;
+  /** Waiting `send()` calls. */
+  drain: Drain | undefined;
 }
 
 /** Waiting `send()` calls and the timer that polls `bufferedAmount` for them. */
@@ -282,13 +296,10 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   /** Last message either way, in ms since `#o.epoch`. */
   #lastActivity: number;
   #abort: AbortController | undefined = undefined;
-  #closed: Deferred<CloseInfo> | Promise<CloseInfo> | undefined = undefined;
-  #open: Deferred<void> | undefined = undefined;
-  #queue: In[] | undefined = undefined;
   #reader: ((result: IteratorResult<In>) => void) | undefined = undefined;
-  #drain: Drain | undefined = undefined;
-  #closing: CloseInfo | undefined = undefined;
-  #info: CloseInfo | undefined = undefined;
+  /** How the connection ends: set when closing starts (by the server) or when it closed. */
+  #end: CloseInfo | undefined = undefined;
+  #x: Extra<In> | undefined = undefined;
 
   /**
    * Wraps a server-side socket (from `Deno.upgradeWebSocket`) and takes over its event handlers.
@@ -311,42 +322,55 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
     if (o.idleMs > 0) this.#listener.set(o.idleMs);
   }
 
+  #extra(): Extra<In> {
+    return this.#x ??= { closed: undefined, open: undefined, queue: undefined, drain: undefined };
+  }
+
+  /** True once the connection is closed. */
+  #isClosed(): boolean {
+    return (this.#flags & CLOSED) !== 0;
+  }
+
   /** Aborted when the connection ends, whoever closed it. */
   get signal(): AbortSignal {
     if (this.#abort === undefined) {
       this.#abort = new AbortController();
-      if (this.#info !== undefined) this.#abort.abort(new WebSocketClosedError(this.#info));
+      if (this.#isClosed()) this.#abort.abort(new WebSocketClosedError(this.#end!));
     }
     return this.#abort.signal;
   }
 
   /** Settles with the close code and reason once the connection is closed. */
   get closed(): Promise<CloseInfo> {
-    const closed = this.#closed;
+    const x = this.#extra();
+    const closed = x.closed;
     if (closed instanceof Promise) return closed;
     if (closed !== undefined) return closed.promise;
-    if (this.#info !== undefined) return this.#closed = Promise.resolve(this.#info);
+    if (this.#isClosed()) return x.closed = Promise.resolve(this.#end!);
     const d = deferred<CloseInfo>();
-    this.#closed = d;
+    x.closed = d;
     return d.promise;
   }
 
   /** Settles once the socket is open (at once when it is not connecting). */
   #whenOpen(): Promise<void> | undefined {
-    if (this.#info !== undefined || this.#socket.readyState !== WebSocket.CONNECTING) {
+    if (this.#isClosed() || this.#socket.readyState !== WebSocket.CONNECTING) {
       return undefined;
     }
-    if (this.#open === undefined) {
-      this.#open = deferred<void>();
+    const x = this.#extra();
+    if (x.open === undefined) {
+      x.open = deferred<void>();
       this.#socket.addEventListener("open", this.#listener, { once: true });
     }
-    return this.#open.promise;
+    return x.open.promise;
   }
 
   #opened(): void {
-    const open = this.#open;
-    this.#open = undefined;
-    open?.resolve();
+    const x = this.#x;
+    if (x === undefined || x.open === undefined) return;
+    const open = x.open;
+    x.open = undefined;
+    open.resolve();
   }
 
   /**
@@ -374,14 +398,13 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
 
   /** True once the peer sent the end-of-stream frame or the connection closed. */
   get inputEnded(): boolean {
-    return (this.#flags & INPUT_ENDED) !== 0 || this.#info !== undefined ||
-      this.#closing !== undefined;
+    return (this.#flags & INPUT_ENDED) !== 0 || this.#end !== undefined;
   }
 
   /** From now on incoming messages are checked for size and type, then dropped. */
   discardIncoming(): void {
     this.#flags |= DISCARD;
-    this.#queue = undefined;
+    if (this.#x !== undefined) this.#x.queue = undefined;
   }
 
   /**
@@ -418,15 +441,14 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   sendText(text: string): Promise<void> {
     const open = this.#whenOpen();
     if (open !== undefined) return open.then(() => this.sendText(text));
-    const gone = this.#closing ?? this.#info;
-    if (gone !== undefined || this.#socket.readyState !== WebSocket.OPEN) {
+    if (this.#end !== undefined || this.#socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(this.#closedError());
     }
     this.#socket.send(text);
     this.#lastActivity = small(this.#o.clock.now() - this.#o.epoch);
     if (this.#socket.bufferedAmount <= this.#o.highWaterMark) return RESOLVED;
     return new Promise((resolve, reject) => {
-      (this.#drain ??= { timer: undefined, waiters: [] }).waiters.push({ resolve, reject });
+      (this.#extra().drain ??= { timer: undefined, waiters: [] }).waiters.push({ resolve, reject });
       this.#pollDrain();
     });
   }
@@ -452,15 +474,15 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   }
 
   #shut(code: number, reason: string, frame: string | undefined): void {
-    if (this.#closing !== undefined || this.#info !== undefined) return;
+    if (this.#end !== undefined) return;
     const closing: CloseInfo = { code, reason: shortReason(reason), byServer: true };
-    this.#closing = closing;
-    this.#queue = undefined;
+    this.#end = closing;
+    if (this.#x !== undefined) this.#x.queue = undefined;
     this.#stopTimers();
     this.#rejectDrains();
     this.#finishReader();
     const act = () => {
-      if (this.#info !== undefined) return;
+      if (this.#isClosed()) return;
       try {
         if (frame !== undefined && this.#socket.readyState === WebSocket.OPEN) {
           this.#socket.send(frame);
@@ -476,11 +498,11 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   }
 
   #closedError(): WebSocketClosedError {
-    return new WebSocketClosedError(this.#info ?? this.#closing ?? NO_INFO);
+    return new WebSocketClosedError(this.#end ?? NO_INFO);
   }
 
   #receive(data: unknown): void {
-    if (this.#closing !== undefined || this.#info !== undefined) return;
+    if (this.#end !== undefined) return;
     const o = this.#o;
     this.#lastActivity = small(o.clock.now() - o.epoch);
     if (typeof data !== "string") {
@@ -530,7 +552,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
       reader({ done: false, value: value as In });
       return;
     }
-    const queue = this.#queue ??= [];
+    const queue = this.#extra().queue ??= [];
     if (queue.length >= o.maxQueued) {
       return this.fail(CloseCode.PolicyViolation, {
         statusCode: 429,
@@ -542,12 +564,13 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   }
 
   #next(): Promise<IteratorResult<In>> {
-    if (this.#queue !== undefined && this.#queue.length > 0) {
-      return Promise.resolve({ done: false, value: this.#queue.shift()! });
+    const queue = this.#x?.queue;
+    if (queue !== undefined && queue.length > 0) {
+      return Promise.resolve({ done: false, value: queue.shift()! });
     }
     if (
-      (this.#flags & INPUT_ENDED) !== 0 || this.#closing !== undefined ||
-      this.#info !== undefined || (this.#flags & ITERATING) === 0
+      (this.#flags & INPUT_ENDED) !== 0 || this.#end !== undefined ||
+      (this.#flags & ITERATING) === 0
     ) {
       return Promise.resolve({ done: true, value: undefined });
     }
@@ -569,7 +592,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
 
   /** The idle check, run by the clock's shared timer. */
   #checkIdle(): void {
-    if (this.#closing !== undefined || this.#info !== undefined) return;
+    if (this.#end !== undefined) return;
     const o = this.#o;
     const idle = o.clock.now() - o.epoch - this.#lastActivity;
     if (idle >= o.idleMs) {
@@ -584,13 +607,14 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   }
 
   #pollDrain(): void {
-    const drain = this.#drain;
+    const drain = this.#x?.drain;
     if (drain === undefined || drain.timer !== undefined) return;
     drain.timer = setTimeout(() => {
       drain.timer = undefined;
-      if (this.#drain !== drain) return;
+      const x = this.#x!;
+      if (x.drain !== drain) return;
       if (this.#socket.bufferedAmount <= this.#o.highWaterMark) {
-        this.#drain = undefined;
+        x.drain = undefined;
         for (const w of drain.waiters) w.resolve();
       } else if (drain.waiters.length > 0) {
         this.#pollDrain();
@@ -599,9 +623,10 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   }
 
   #rejectDrains(): void {
-    const drain = this.#drain;
+    const x = this.#x;
+    const drain = x?.drain;
     if (drain === undefined) return;
-    this.#drain = undefined;
+    x!.drain = undefined;
     if (drain.timer !== undefined) clearTimeout(drain.timer);
     drain.timer = undefined;
     if (drain.waiters.length === 0) return;
@@ -611,7 +636,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
 
   #stopTimers(): void {
     this.#listener.clear();
-    const drain = this.#drain;
+    const drain = this.#x?.drain;
     if (drain !== undefined && drain.timer !== undefined) {
       clearTimeout(drain.timer);
       drain.timer = undefined;
@@ -619,18 +644,19 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   }
 
   #ended(code: number, reason: string): void {
-    if (this.#info !== undefined) return;
-    const byServer = this.#closing !== undefined;
-    const info = byServer ? this.#closing! : { code, reason, byServer: false };
-    this.#info = info;
+    if (this.#isClosed()) return;
+    const info = this.#end ?? { code, reason, byServer: false };
+    this.#end = info;
+    this.#flags |= CLOSED;
     this.#opened();
     this.#stopTimers();
     this.#rejectDrains();
     this.#finishReader();
     this.#abort?.abort(new WebSocketClosedError(info));
-    const closed = this.#closed;
+    const x = this.#x;
+    const closed = x?.closed;
     if (closed !== undefined && !(closed instanceof Promise)) {
-      this.#closed = closed.promise;
+      x!.closed = closed.promise;
       closed.resolve(info);
     }
   }
