@@ -46,6 +46,7 @@ import {
   type StreamShared,
 } from "./_context.ts";
 import { readJsonBody } from "../body.ts";
+import { RequestValues } from "../_dispatch.ts";
 import type {
   CompileEndpointOptions,
   EndpointDefinition,
@@ -101,8 +102,11 @@ type Envelope = ErrorResponseParts["body"];
  * server stop, and when it is done. The transport is the context's (`ctx._sse` or `ctx._ws`).
  */
 abstract class Connection implements LiveStream {
-  /** The request's async-context values, re-entered when the handler's result settles. */
-  readonly store: Record<string, unknown> | undefined = tryContext();
+  /**
+   * The request's async-context values, re-entered when the handler's result settles, or
+   * `REBUILD` when they hold nothing but the request (see `keptValues`).
+   */
+  readonly store: Record<string, unknown> | typeof REBUILD | undefined;
   /** `done` once asked for: its promise and resolver while pending, then a settled promise. */
   #done: { promise: Promise<void>; resolve(): void } | Promise<void> | undefined = undefined;
 
@@ -110,7 +114,17 @@ abstract class Connection implements LiveStream {
     readonly ctx: StreamRequestContext,
     readonly scope: Scope | undefined,
     readonly owner: CompiledStream,
-  ) {}
+  ) {
+    this.store = keptValues(tryContext(), ctx.req);
+  }
+
+  /** The request's async-context values. */
+  values(): Record<string, unknown> | undefined {
+    const store = this.store;
+    return store === REBUILD
+      ? new RequestValues(this.ctx.req) as unknown as Record<string, unknown>
+      : store;
+  }
 
   /** Settles when the handler finished and the connection is closed (created when asked for). */
   get done(): Promise<void> {
@@ -144,6 +158,25 @@ abstract class Connection implements LiveStream {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/** Marks a connection whose context values are rebuilt from its request when needed. */
+const REBUILD = Symbol("rebuild");
+
+/**
+ * What a connection keeps of its request's context values: nothing (`REBUILD`) when they are a
+ * plain `RequestValues` holding only the request, since `new RequestValues(req)` answers the same
+ * (the trace id is cached per request), else the values themselves.
+ */
+function keptValues(
+  values: Record<string, unknown> | undefined,
+  req: Request,
+): Record<string, unknown> | typeof REBUILD | undefined {
+  if (
+    values instanceof RequestValues && Object.getPrototypeOf(values) === RequestValues.prototype &&
+    values.request === req && values._traceId === undefined && Object.keys(values).length === 2
+  ) return REBUILD;
+  return values;
+}
 
 // The reactions on a handler's promise, bound to their connection: a bound function is smaller
 // than a closure and needs no context object.
@@ -374,8 +407,8 @@ class CompiledStream {
     if (this.#mode === "server-stream" && this.#body !== undefined && ctx._ws !== undefined) {
       this.#firstMessage(ctx, ctx._ws).then(
         (ok) =>
-          ok ? this.#run(conn, deps) : resumeContext(conn.store, true, () => this.#ended(conn)),
-        (error) => resumeContext(conn.store, true, () => this.#failed(conn, error)),
+          ok ? this.#run(conn, deps) : resumeContext(conn.values(), true, () => this.#ended(conn)),
+        (error) => resumeContext(conn.values(), true, () => this.#failed(conn, error)),
       );
     } else this.#run(conn, deps);
   }
@@ -420,7 +453,7 @@ class CompiledStream {
       // An `async` handler runs in an async scope (it may await), any other in the request's
       // synchronous one, as unary handlers do.
       result = resumeContext(
-        conn.store,
+        conn.values(),
         this.#asyncHandler,
         () => this.#inject !== undefined ? this.#handler(deps, conn.ctx) : this.#handler(conn.ctx),
       );
@@ -442,7 +475,7 @@ class CompiledStream {
    */
   settled(conn: Connection, value: unknown, failed: boolean): void {
     resumeContext(
-      conn.store,
+      conn.values(),
       true,
       () => failed ? this.#failed(conn, value) : this.#value(conn, value),
     );
