@@ -141,6 +141,17 @@ export class RequestContext<P = RawParams, Q = RawQuery, B = unknown>
     return this.#info.server;
   }
 
+  /**
+   * The connection facts. A stream endpoint replaces those of a WebSocket once upgraded (see
+   * `application/streams/compile_stream.ts`).
+   */
+  get _info(): RequestInfo {
+    return this.#info;
+  }
+  set _info(info: RequestInfo) {
+    this.#info = info;
+  }
+
   #locate(): void {
     const url = this.url;
     const scheme = url.indexOf("://");

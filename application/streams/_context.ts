@@ -19,46 +19,56 @@ const EMPTY: AsyncIterableIterator<never> = {
   [Symbol.asyncIterator]: () => EMPTY,
 };
 
-/** The `ctx` of a stream endpoint (the interfaces `StreamContext` / `ServerStreamContext`). */
-export class StreamRequestContext extends RequestContext {
-  /** The transport. */
-  readonly transport: StreamTransport;
-  /** The `Last-Event-ID` request header. */
-  readonly lastEventId: string | undefined;
-  /** The SSE stream, when `transport` is `"sse"`. */
-  _sse: SseStream | undefined = undefined;
-  /** The WebSocket channel, when `transport` is `"websocket"`. */
-  _ws: WebSocketChannel | undefined = undefined;
+/** Per-endpoint facts of a stream `ctx`, shared by every connection of that endpoint. */
+export interface StreamShared {
+  /** Validator of outgoing messages. */
+  readonly outbound: Validator<unknown> | undefined;
+  /** `METHOD /route`, for error messages. */
+  readonly label: string;
   /** Whether `messages()` yields the channel's messages (client-stream and bidi). */
-  _streamIn = false;
-  /** The validated body (server-stream). */
-  _streamBody: unknown = undefined;
-  readonly #outbound: Validator<unknown> | undefined;
-  readonly #label: string;
+  readonly streamIn: boolean;
+}
+
+/**
+ * The `ctx` of a stream endpoint (the interfaces `StreamContext` / `ServerStreamContext`). An
+ * idle connection keeps it, so it holds only its transport, the body and the endpoint's shared
+ * facts; `transport` and `lastEventId` are read from the request when asked for.
+ */
+export class StreamRequestContext extends RequestContext {
+  /** The SSE stream, when the transport is SSE. */
+  _sse: SseStream | undefined = undefined;
+  /** The WebSocket channel, when the transport is a WebSocket. */
+  _ws: WebSocketChannel | undefined = undefined;
+  readonly #stream: StreamShared;
 
   /**
    * @param req The request.
    * @param params Raw path parameters.
    * @param info Connection facts.
    * @param shared Per-endpoint facts.
-   * @param transport The transport.
-   * @param outbound Validator of outgoing messages.
-   * @param label `METHOD /route`, for error messages.
+   * @param stream Per-endpoint stream facts.
    */
   constructor(
     req: Request,
     params: RawParams,
     info: RequestInfo,
     shared: ContextShared,
-    transport: StreamTransport,
-    outbound: Validator<unknown> | undefined,
-    label: string,
+    stream: StreamShared,
   ) {
     super(req, params, info, shared);
-    this.transport = transport;
-    this.lastEventId = req.headers.get("last-event-id") ?? undefined;
-    this.#outbound = outbound;
-    this.#label = label;
+    this.#stream = stream;
+  }
+
+  /** The transport. */
+  get transport(): StreamTransport {
+    if (this._ws !== undefined) return "websocket";
+    if (this._sse !== undefined) return "sse";
+    return this.req.headers.get("upgrade")?.toLowerCase() === "websocket" ? "websocket" : "sse";
+  }
+
+  /** The `Last-Event-ID` request header. */
+  get lastEventId(): string | undefined {
+    return this.req.headers.get("last-event-id") ?? undefined;
   }
 
   /** Aborted when the connection ends. */
@@ -74,7 +84,7 @@ export class StreamRequestContext extends RequestContext {
    * @returns Settles when the transport has room.
    */
   send(message: unknown, options?: StreamSendOptions): Promise<void> {
-    return this.sendValidated(message, this.#outbound, options);
+    return this.sendValidated(message, this.#stream.outbound, options);
   }
 
   /**
@@ -96,7 +106,7 @@ export class StreamRequestContext extends RequestContext {
       if (!r.ok) {
         const detail = r.errors.map((e) => e.message).join("; ");
         return Promise.reject(
-          new TypeError(`Invalid message sent by "${this.#label}": ${detail}`),
+          new TypeError(`Invalid message sent by "${this.#stream.label}": ${detail}`),
         );
       }
       value = r.value;
@@ -107,11 +117,11 @@ export class StreamRequestContext extends RequestContext {
 
   /** Incoming messages (client-stream and bidi over a WebSocket); empty otherwise. */
   messages(): AsyncIterableIterator<unknown> {
-    return this._streamIn && this._ws !== undefined ? this._ws.messages() : EMPTY;
+    return this.#stream.streamIn && this._ws !== undefined ? this._ws.messages() : EMPTY;
   }
 
   /** The body of a server-stream (validated before the handler ran). */
   override body(): Promise<unknown> {
-    return Promise.resolve(this._streamBody);
+    return Promise.resolve(this._bodyValue);
   }
 }

@@ -22,7 +22,11 @@ export interface DeadlineOwner {
 
 /** One connection's deadline on a clock's shared timer; set and cleared as often as needed. */
 export class Deadline {
-  /** When it is due (clock time); meaningful while `index >= 0`. */
+  /**
+   * When it is due, in ms since the clock's timers were created (a small integer, which the
+   * engine stores in the object rather than in a number box of its own); meaningful while
+   * `index >= 0`.
+   */
   at = 0;
   /** Position in the heap, or -1 when not set. */
   index = -1;
@@ -33,11 +37,12 @@ export class Deadline {
 
   /**
    * @param clock The clock whose shared timer this deadline uses.
-   * @param owner What runs when the deadline is due.
+   * @param owner What runs when the deadline is due; omitted, the deadline itself (a subclass
+   *   that implements `onDeadline`, so a connection needs one object, not two).
    */
-  constructor(clock: Clock, owner: DeadlineOwner) {
+  constructor(clock: Clock, owner?: DeadlineOwner) {
     this.#timers = timersOf(clock);
-    this.#owner = owner;
+    this.#owner = owner ?? (this as unknown as DeadlineOwner);
   }
 
   /**
@@ -68,6 +73,16 @@ function timersOf(clock: Clock): ClockTimers {
   return timers;
 }
 
+/**
+ * `t` as the engine's small integer when it is a whole number: an object field that only ever
+ * holds those stores them in place, while a computed `Date.now()` difference would otherwise be
+ * a boxed number of 16 bytes per connection.
+ */
+export function small(t: number): number {
+  const i = Math.trunc(t);
+  return i === t ? i : t;
+}
+
 function before(a: Deadline, b: Deadline): boolean {
   return a.at < b.at || (a.at === b.at && a.seq < b.seq);
 }
@@ -81,15 +96,22 @@ class ClockTimers {
   /** The deadline the timer is armed for. */
   #armedAt = Infinity;
   #running = false;
+  /** Clock time of creation: deadlines count from here. */
+  readonly #epoch: number;
 
   constructor(clock: Clock) {
     this.#clock = clock;
+    this.#epoch = clock.now();
+  }
+
+  #now(): number {
+    return this.#clock.now() - this.#epoch;
   }
 
   set(d: Deadline, ms: number): void {
     const delay = Number.isFinite(ms) && ms > 0 ? ms : 0;
     if (d.index >= 0) this.remove(d, false);
-    d.at = this.#clock.now() + delay;
+    d.at = small(this.#now() + delay);
     d.seq = this.#seq++;
     d.index = this.#heap.length;
     this.#heap.push(d);
@@ -121,7 +143,7 @@ class ClockTimers {
     this.#timer = undefined;
     this.#armedAt = at;
     if (first !== undefined) {
-      this.#timer = this.#clock.setTimeout(this.#fire, at - this.#clock.now());
+      this.#timer = this.#clock.setTimeout(this.#fire, at - this.#now());
     }
   }
 
@@ -130,7 +152,7 @@ class ClockTimers {
     this.#armedAt = Infinity;
     this.#running = true;
     try {
-      const now = this.#clock.now();
+      const now = this.#now();
       const heap = this.#heap;
       while (heap.length > 0 && heap[0].at <= now) {
         const d = heap[0];

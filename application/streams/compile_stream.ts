@@ -26,13 +26,23 @@ import type {
   RequestInfo,
   RouteHandler,
   Scope,
+  ServerInfo,
   Validator,
 } from "@fw/runtime";
-import { errorResponse, invalidInput, jsonError, reportError, safeHandlers } from "../_errors.ts";
+import { resumeContext, tryContext } from "@fw/runtime";
+import {
+  errorResponse,
+  invalidInput,
+  jsonError,
+  reportError,
+  safeHandlers,
+  syncHandlers,
+} from "../_errors.ts";
 import { hasPolicies, preflights, RoutePolicies } from "../policies/_route_policies.ts";
-import { StreamRequestContext } from "./_context.ts";
+import { StreamRequestContext, type StreamShared } from "./_context.ts";
 import { type LiveStream, setStreamCompiler, streamRegistry } from "./_registry.ts";
 import { readJsonBody } from "../body.ts";
+import { RequestValues } from "../_dispatch.ts";
 import type {
   CompileEndpointOptions,
   EndpointDefinition,
@@ -45,7 +55,7 @@ import {
   validateParamsAndQuery,
 } from "../request_context.ts";
 import { SseStream } from "./sse.ts";
-import { CloseCode, WebSocketChannel } from "./websocket.ts";
+import { CloseCode, WebSocketChannel, type WebSocketChannelOptions } from "./websocket.ts";
 import { checkStreamOptions, type ResolvedStreamOptions } from "./options.ts";
 
 type AnyHandler = (...args: unknown[]) => unknown;
@@ -83,49 +93,153 @@ const ABORTED = Symbol("aborted");
 
 type Envelope = ErrorResponseParts["body"];
 
-/** One open connection: how to end it normally, with an error, or for a server stop. */
-interface Connection extends LiveStream {
-  done: Promise<void>;
+/**
+ * One open connection: its `ctx` and DI scope, how to end it normally, with an error or for a
+ * server stop, and when it is done. The transport is the context's (`ctx._sse` or `ctx._ws`).
+ */
+abstract class Connection implements LiveStream {
+  /**
+   * The request's async-context values, re-entered when the handler's result settles, or
+   * `REBUILD` when they hold nothing but the request (see `keptValues`).
+   */
+  readonly store: Record<string, unknown> | typeof REBUILD | undefined;
+  /** `done` once asked for: its promise and resolver while pending, then a settled promise. */
+  #done: { promise: Promise<void>; resolve(): void } | Promise<void> | undefined = undefined;
+
+  constructor(
+    readonly ctx: StreamRequestContext,
+    readonly scope: Scope | undefined,
+    readonly owner: CompiledStream,
+  ) {
+    this.store = keptValues(tryContext(), ctx.req);
+  }
+
+  /** The request's async-context values. */
+  values(): Record<string, unknown> | undefined {
+    const store = this.store;
+    return store === REBUILD
+      ? new RequestValues(this.ctx.req) as unknown as Record<string, unknown>
+      : store;
+  }
+
+  /** Settles when the handler finished and the connection is closed (created when asked for). */
+  get done(): Promise<void> {
+    const done = this.#done;
+    if (done instanceof Promise) return done;
+    if (done !== undefined) return done.promise;
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => resolve = r);
+    this.#done = { promise, resolve };
+    return promise;
+  }
+
+  /** Marks the connection done. */
+  finished(): void {
+    const done = this.#done;
+    if (done === undefined) this.#done = RESOLVED;
+    else if (!(done instanceof Promise)) {
+      this.#done = done.promise;
+      done.resolve();
+    }
+  }
+
   /** Settles once the transport is closed. */
-  readonly closed: Promise<unknown>;
+  abstract get closed(): Promise<unknown>;
   /** Ends after the handler finished. */
-  end(): void;
+  abstract end(): void;
   /** Sends the error envelope and ends. */
-  fail(envelope: Envelope): void;
+  abstract fail(envelope: Envelope): void;
+  /** Ends the connection for a server stop. */
+  abstract shutdown(): void;
 }
 
-class SseConnection implements Connection {
-  done: Promise<void> = Promise.resolve();
-  constructor(readonly stream: SseStream) {}
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/** Marks a connection whose context values are rebuilt from its request when needed. */
+const REBUILD = Symbol("rebuild");
+
+/**
+ * What a connection keeps of its request's context values: nothing (`REBUILD`) when they are a
+ * plain `RequestValues` holding only the request, since `new RequestValues(req)` answers the same
+ * (the trace id is cached per request), else the values themselves.
+ */
+function keptValues(
+  values: Record<string, unknown> | undefined,
+  req: Request,
+): Record<string, unknown> | typeof REBUILD | undefined {
+  if (
+    values instanceof RequestValues && Object.getPrototypeOf(values) === RequestValues.prototype &&
+    values.request === req && values._traceId === undefined && Object.keys(values).length === 2
+  ) return REBUILD;
+  return values;
+}
+
+// The reactions on a handler's promise, bound to their connection: a bound function is smaller
+// than a closure and needs no context object.
+function fulfilled(this: Connection, value: unknown): void {
+  this.owner.settled(this, value, false);
+}
+function rejected(this: Connection, error: unknown): void {
+  this.owner.settled(this, error, true);
+}
+
+class SseConnection extends Connection {
   get closed(): Promise<unknown> {
-    return this.stream.done;
+    return this.ctx._sse!.done;
   }
   end(): void {
-    this.stream.close();
+    this.ctx._sse!.close();
   }
   fail(envelope: Envelope): void {
-    this.stream.sendJson(JSON.stringify(envelope), { event: "error" }).catch(() => {});
-    this.stream.close();
+    const stream = this.ctx._sse!;
+    stream.sendJson(JSON.stringify(envelope), { event: "error" }).catch(() => {});
+    stream.close();
   }
   shutdown(): void {
-    this.stream.close();
+    this.ctx._sse!.close();
   }
 }
 
-class WsConnection implements Connection {
-  done: Promise<void> = Promise.resolve();
-  constructor(readonly channel: WebSocketChannel) {}
+class WsConnection extends Connection {
   get closed(): Promise<unknown> {
-    return this.channel.closed;
+    return this.ctx._ws!.closed;
   }
   end(): void {
-    this.channel.close(CloseCode.Normal);
+    this.ctx._ws!.close(CloseCode.Normal);
   }
   fail(envelope: Envelope): void {
-    this.channel.fail(CloseCode.InternalError, envelope);
+    this.ctx._ws!.fail(CloseCode.InternalError, envelope);
   }
   shutdown(): void {
-    this.channel.close(CloseCode.GoingAway, "Server is stopping");
+    this.ctx._ws!.close(CloseCode.GoingAway, "Server is stopping");
+  }
+}
+
+/**
+ * What a WebSocket's `ctx` keeps of its connection facts once upgraded. The runtime closes the
+ * request at the upgrade, after which its peer address can no longer be read (it throws
+ * "Request closed"); so instead of the request's own facts (two objects per connection), the
+ * connection keeps one object per server that answers the same.
+ */
+class UpgradedInfo implements RequestInfo {
+  constructor(readonly server: ServerInfo) {}
+  get remoteAddr(): never {
+    throw new TypeError("Request closed");
+  }
+}
+
+const upgradedInfos = new WeakMap<ServerInfo, UpgradedInfo>();
+
+function upgradedInfo(info: RequestInfo): RequestInfo {
+  try {
+    void info.remoteAddr;
+    return info; // still readable (not `Deno.serve`): keep it
+  } catch {
+    let shared = upgradedInfos.get(info.server);
+    if (shared === undefined) {
+      upgradedInfos.set(info.server, shared = new UpgradedInfo(info.server));
+    }
+    return shared;
   }
 }
 
@@ -142,10 +256,15 @@ class CompiledStream {
   readonly #outbound: Validator<unknown> | undefined;
   readonly #result: Validator<unknown> | undefined;
   readonly #shared: ContextShared;
+  readonly #stream: StreamShared;
   readonly #app: AppContext;
   readonly #label: string;
   readonly #options: ResolvedStreamOptions;
   readonly #live: Set<LiveStream>;
+  /** The options of every channel of this endpoint (see `#channelOptions`). */
+  #wsOptions: WebSocketChannelOptions | undefined = undefined;
+  /** True for an `async function` handler: it runs in an async scope (see `#run`). */
+  readonly #asyncHandler: boolean;
 
   constructor(def: EndpointDefinition, { method, route, app, streams }: CompileEndpointOptions) {
     const meta = def.meta;
@@ -157,6 +276,7 @@ class CompiledStream {
     }
     this.#mode = def.mode as Exclude<EndpointMode, "unary">;
     this.#handler = def.handler as AnyHandler;
+    this.#asyncHandler = def.handler.constructor.name === "AsyncFunction";
     this.#inject = meta.inject;
     this.#params = inputValidator(meta.params, "params", this.#label);
     this.#query = inputValidator(meta.query, "query", this.#label);
@@ -172,12 +292,22 @@ class CompiledStream {
       ? inputValidator(returns, "message", this.#label)
       : undefined;
     this.#shared = { route, app, status: 200 };
+    this.#stream = {
+      outbound: this.#outbound,
+      label: this.#label,
+      streamIn: this.#mode !== "server-stream",
+    };
     this.#app = app;
     this.#options = checkStreamOptions(streams, this.#label);
     this.#live = streamRegistry(app);
   }
 
-  async run(req: Request, params: RawParams, info: RequestInfo): Promise<Response> {
+  /**
+   * Serves one request. The dispatcher opened a synchronous context (see `compileStreamEndpoint`):
+   * only a body read and `.inject()` providers, which may await, get an async scope, so an idle
+   * connection of an endpoint without them keeps no async-context frame alive.
+   */
+  run(req: Request, params: RawParams, info: RequestInfo): Response | Promise<Response> {
     try {
       const ws = wantsWebSocket(req);
       if (!ws && (this.#mode !== "server-stream" || !wantsSse(req))) {
@@ -188,17 +318,21 @@ class CompiledStream {
             : `Stream endpoint "${this.#label}" needs a WebSocket upgrade`,
         );
       }
-      const ctx = new StreamRequestContext(
-        req,
-        params,
-        info,
-        this.#shared,
-        ws ? "websocket" : "sse",
-        this.#outbound,
-        this.#label,
-      );
+      const ctx = new StreamRequestContext(req, params, info, this.#shared, this.#stream);
       const invalid = validateParamsAndQuery(ctx, this.#params, this.#query);
       if (invalid !== undefined) return invalid;
+      if ((!ws && this.#body !== undefined) || this.#inject !== undefined) {
+        return resumeContext(tryContext(), true, () => this.#prepare(req, ctx, ws));
+      }
+      return this.#start(req, ctx, ws, undefined, undefined);
+    } catch (error) {
+      return this.#fail(error);
+    }
+  }
+
+  /** Reads an SSE server stream's body and resolves `.inject()` providers, then starts. */
+  async #prepare(req: Request, ctx: StreamRequestContext, ws: boolean): Promise<Response> {
+    try {
       if (!ws && this.#body !== undefined) {
         const raw = await readJsonBody(
           req,
@@ -211,7 +345,7 @@ class CompiledStream {
         if (raw !== undefined) {
           const r = this.#body(raw);
           if (!r.ok) return invalidInput(r.errors);
-          ctx._streamBody = r.value;
+          ctx._bodyValue = r.value;
         }
       }
       if (req.method === "HEAD") return new Response(null, { status: 200, headers: SSE_HEADERS });
@@ -226,10 +360,22 @@ class CompiledStream {
           throw error;
         }
       }
-      return ws ? this.#upgrade(req, ctx, scope, deps) : this.#sse(ctx, scope, deps);
+      return this.#start(req, ctx, ws, scope, deps);
     } catch (error) {
       return this.#fail(error);
     }
+  }
+
+  /** Answers with the SSE response or the WebSocket upgrade, and starts the handler. */
+  #start(
+    req: Request,
+    ctx: StreamRequestContext,
+    ws: boolean,
+    scope: Scope | undefined,
+    deps: unknown,
+  ): Response {
+    if (req.method === "HEAD") return new Response(null, { status: 200, headers: SSE_HEADERS });
+    return ws ? this.#upgrade(req, ctx, scope, deps) : this.#sse(ctx, scope, deps);
   }
 
   #sse(ctx: StreamRequestContext, scope: Scope | undefined, deps: unknown): Response {
@@ -242,13 +388,25 @@ class CompiledStream {
       retryMs: o.retryMs,
     });
     ctx._sse = stream;
-    this.#open(new SseConnection(stream), ctx, scope, deps);
+    this.#open(new SseConnection(ctx, scope, this), deps);
     return stream.response();
   }
 
-  #open(conn: Connection, ctx: StreamRequestContext, scope: Scope | undefined, deps: unknown) {
+  /**
+   * Registers the connection and starts its handler. No `async` frame is held per connection:
+   * each step continues from a promise callback, so an idle connection holds one reaction on
+   * its handler's promise and nothing else.
+   */
+  #open(conn: Connection, deps: unknown): void {
     this.#live.add(conn);
-    conn.done = this.#serve(conn, ctx, scope, deps);
+    const ctx = conn.ctx;
+    if (this.#mode === "server-stream" && this.#body !== undefined && ctx._ws !== undefined) {
+      this.#firstMessage(ctx, ctx._ws).then(
+        (ok) =>
+          ok ? this.#run(conn, deps) : resumeContext(conn.values(), true, () => this.#ended(conn)),
+        (error) => resumeContext(conn.values(), true, () => this.#failed(conn, error)),
+      );
+    } else this.#run(conn, deps);
   }
 
   #upgrade(
@@ -264,20 +422,14 @@ class CompiledStream {
       if (scope !== undefined) void this.#dispose(scope);
       return jsonError(400, `Cannot upgrade to a WebSocket: ${(error as Error).message}`);
     }
-    const o = this.#options;
-    const channel = new WebSocketChannel(upgraded.socket, {
-      inbound: this.#inbound ?? this.#body,
-      label: this.#label,
-      maxMessageBytes: o.maxMessageBytes,
-      maxQueuedMessages: o.maxQueuedMessages,
-      idleTimeoutMs: o.idleTimeoutMs,
-      highWaterMark: o.wsHighWaterMark,
-      clock: this.#app.clock,
-    });
+    const channel = new WebSocketChannel(
+      upgraded.socket,
+      this.#wsOptions ??= this.#channelOptions(),
+    );
     ctx._ws = channel;
-    ctx._streamIn = this.#mode !== "server-stream";
+    ctx._info = upgradedInfo(ctx._info);
     if (this.#mode === "server-stream" && this.#body === undefined) channel.discardIncoming();
-    this.#open(new WsConnection(channel), ctx, scope, deps);
+    this.#open(new WsConnection(ctx, scope, this), deps);
     return upgraded.response;
   }
 
@@ -286,28 +438,69 @@ class CompiledStream {
     const first = await channel.messages().next();
     channel.discardIncoming();
     if (first.done) return false;
-    ctx._streamBody = first.value;
+    ctx._bodyValue = first.value;
     return true;
   }
 
-  async #serve(
-    conn: Connection,
-    ctx: StreamRequestContext,
-    scope: Scope | undefined,
-    deps: unknown,
-  ): Promise<void> {
-    const signal = ctx.signal;
+  /** Calls the handler and continues once its result settles. */
+  #run(conn: Connection, deps: unknown): void {
+    let result: unknown;
     try {
-      if (
-        this.#mode === "server-stream" && this.#body !== undefined && ctx._ws !== undefined &&
-        !(await this.#firstMessage(ctx, ctx._ws))
-      ) return;
-      const result = this.#inject !== undefined ? this.#handler(deps, ctx) : this.#handler(ctx);
-      const final = await this.#drive(result, ctx);
-      if (this.#mode === "client-stream" && final !== undefined && !signal.aborted) {
-        await ctx.sendValidated(final, this.#result);
+      // An `async` handler runs in an async scope (it may await), any other in the request's
+      // synchronous one, as unary handlers do.
+      result = resumeContext(
+        conn.values(),
+        this.#asyncHandler,
+        () => this.#inject !== undefined ? this.#handler(deps, conn.ctx) : this.#handler(conn.ctx),
+      );
+    } catch (error) {
+      return this.#failed(conn, error);
+    }
+    // Outside an async scope (the usual case) this reaction keeps no context frame alive; the
+    // request's values are re-entered when the handler's promise settles.
+    if (result instanceof Promise) result.then(fulfilled.bind(conn), rejected.bind(conn));
+    else this.settled(conn, result, false);
+  }
+
+  /**
+   * Continues after the handler's result settled, in the request's context.
+   *
+   * @param conn The connection.
+   * @param value The handler's value, or its error when `failed`.
+   * @param failed True when the handler threw or its promise rejected.
+   */
+  settled(conn: Connection, value: unknown, failed: boolean): void {
+    resumeContext(
+      conn.values(),
+      true,
+      () => failed ? this.#failed(conn, value) : this.#value(conn, value),
+    );
+  }
+
+  /**
+   * The handler's value: an async iterator to send (server stream, bidi), or a client stream's
+   * result to send as the last message.
+   */
+  #value(conn: Connection, value: unknown): void {
+    let next: Promise<unknown> | undefined;
+    try {
+      const ctx = conn.ctx;
+      if (this.#mode !== "client-stream") {
+        if (isAsyncIterable(value)) next = this.#iterate(value, ctx);
+      } else if (value !== undefined && !ctx.signal.aborted) {
+        next = ctx.sendValidated(value, this.#result);
       }
     } catch (error) {
+      return this.#failed(conn, error);
+    }
+    if (next === undefined) this.#ended(conn);
+    else next.then(() => this.#ended(conn), (error) => this.#failed(conn, error));
+  }
+
+  /** The handler (or what it returned) failed: report it to the client unless it left. */
+  #failed(conn: Connection, error: unknown): void {
+    try {
+      const signal = conn.ctx.signal;
       if (signal.aborted && (error === signal.reason || (error as Error)?.name === "AbortError")) {
         // the client left: the handler stopped quietly
       } else {
@@ -315,25 +508,21 @@ class CompiledStream {
         if (!signal.aborted) conn.fail(body);
       }
     } finally {
-      conn.end();
-      await conn.closed;
-      if (scope !== undefined) await this.#dispose(scope);
-      this.#live.delete(conn);
+      this.#ended(conn);
     }
   }
 
-  /**
-   * Waits for the handler's result and sends what a returned iterator yields. Not an `async`
-   * function: a connection whose handler just returns a promise holds no extra frame for it.
-   */
-  #drive(result: unknown, ctx: StreamRequestContext): unknown {
-    if (result instanceof Promise) return result.then((value) => this.#driveValue(value, ctx));
-    return this.#driveValue(result, ctx);
+  /** The handler is done: close the connection, dispose the scope, then mark it done. */
+  #ended(conn: Connection): void {
+    const finished = () => conn.finished();
+    this.#close(conn).then(finished, finished);
   }
 
-  #driveValue(result: unknown, ctx: StreamRequestContext): unknown {
-    if (this.#mode === "client-stream" || !isAsyncIterable(result)) return result;
-    return this.#iterate(result, ctx);
+  async #close(conn: Connection): Promise<void> {
+    conn.end();
+    await conn.closed;
+    if (conn.scope !== undefined) await this.#dispose(conn.scope);
+    this.#live.delete(conn);
   }
 
   async #iterate(result: AsyncIterable<unknown>, ctx: StreamRequestContext): Promise<undefined> {
@@ -359,6 +548,20 @@ class CompiledStream {
     }
     if (ctx.signal.aborted) throw ctx.signal.reason;
     return undefined;
+  }
+
+  /** The options of this endpoint's channels: one object, so they share its resolved settings. */
+  #channelOptions(): WebSocketChannelOptions {
+    const o = this.#options;
+    return {
+      inbound: this.#inbound ?? this.#body,
+      label: this.#label,
+      maxMessageBytes: o.maxMessageBytes,
+      maxQueuedMessages: o.maxQueuedMessages,
+      idleTimeoutMs: o.idleTimeoutMs,
+      highWaterMark: o.wsHighWaterMark,
+      clock: this.#app.clock,
+    };
   }
 
   async #dispose(scope: Scope): Promise<void> {
@@ -401,6 +604,8 @@ export function compileStreamEndpoint(
     ? (req, params, info) => compiled.run(req, params, info)
     : (req, params, info) => policies.run(req, params, info, compiled);
   safeHandlers.add(handler);
+  // Without policies that await, the endpoint opens its own async scope where it needs one.
+  if (policies === undefined || policies.sync) syncHandlers.add(handler);
   if (policies?.cors !== undefined) preflights.set(handler, policies.cors);
   return handler;
 }

@@ -9,6 +9,7 @@ import {
   NotFoundException,
   provider,
   Stream,
+  useContext,
 } from "@fw/runtime";
 import { api } from "../api.ts";
 import { type Application, application } from "../application.ts";
@@ -75,6 +76,35 @@ Deno.test("server stream over SSE: validated params, numbered events, end of str
     { id: "2", data: '{"n":2}' },
     { id: "3", data: '{"n":3}' },
   ]);
+  await t.app.stop();
+});
+
+Deno.test("stream handlers see the request's context after awaiting, whatever they return", async () => {
+  const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const Id = { id: String };
+  const seen = () => ({ id: useContext<{ traceId: string }>().traceId });
+  const t = await start({
+    "/async": endpoint().returns(Stream(Id)).handle(async (ctx) => {
+      await new Promise((r) => setTimeout(r, 1));
+      await ctx.send(seen());
+    }),
+    "/generator": endpoint().returns(Stream(Id)).handle(async function* () {
+      await new Promise((r) => setTimeout(r, 1));
+      yield seen();
+    }),
+    "/plain": endpoint().returns(Stream(Id)).handle(() => ({
+      async *[Symbol.asyncIterator]() {
+        await new Promise((r) => setTimeout(r, 1));
+        yield seen();
+      },
+    })),
+  });
+  const traceparent = `00-${traceId}-00f067aa0ba902b7-01`;
+  for (const path of ["/async", "/generator", "/plain"]) {
+    const reader = await t.sse(path, { traceparent });
+    assert.deepEqual(await reader.nextEvent(), { id: "1", data: JSON.stringify({ id: traceId }) });
+    assert.equal(await reader.nextEvent(), undefined);
+  }
   await t.app.stop();
 });
 

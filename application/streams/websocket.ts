@@ -35,7 +35,7 @@ import {
   type ValidationIssue,
   type Validator,
 } from "@fw/runtime";
-import { Deadline } from "./_timers.ts";
+import { Deadline, small } from "./_timers.ts";
 
 /** WebSocket close codes used by fw (RFC 6455 section 7.4.1). */
 export const CloseCode = {
@@ -145,13 +145,98 @@ function shortReason(text: string): string {
 const RESOLVED = Promise.resolve();
 const NO_INFO: CloseInfo = Object.freeze({ code: 1006, reason: "", byServer: false });
 
+/** Bits of `WebSocketChannel.#flags`. */
+const ITERATING = 1;
+const DISCARD = 2;
+const INPUT_ENDED = 4;
+/** The connection is closed (`#end` is final). */
+const CLOSED = 8;
+
+/** Resolved options: one object shared by every channel built from the same options object. */
+interface Settings {
+  readonly inbound: Validator<unknown> | undefined;
+  readonly outbound: Validator<unknown> | undefined;
+  readonly label: string;
+  readonly maxBytes: number;
+  readonly maxQueued: number;
+  readonly idleMs: number;
+  readonly highWaterMark: number;
+  readonly pollMs: number;
+  readonly clock: Clock;
+  /** Clock time the settings were made: activity times count from here (small integers). */
+  readonly epoch: number;
+}
+
+const settingsByOptions = new WeakMap<object, Settings>();
+
+function resolveSettings(options: WebSocketChannelOptions<unknown, unknown>): Settings {
+  const clock = options.clock ?? systemClock;
+  return {
+    inbound: options.inbound,
+    outbound: options.outbound,
+    label: options.label ?? "WebSocket",
+    maxBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    maxQueued: options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES,
+    idleMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+    highWaterMark: options.highWaterMark ?? DEFAULT_WS_HIGH_WATER_MARK,
+    pollMs: options.drainPollMs ?? 5,
+    clock,
+    epoch: clock.now(),
+  };
+}
+
+const DEFAULT_SETTINGS: Settings = resolveSettings({});
+
+/** The settings of an options object (read once per object: stream endpoints pass the same one). */
+function settingsOf(options: WebSocketChannelOptions<unknown, unknown> | undefined): Settings {
+  if (options === undefined) return DEFAULT_SETTINGS;
+  let settings = settingsByOptions.get(options);
+  if (settings === undefined) settingsByOptions.set(options, settings = resolveSettings(options));
+  return settings;
+}
+
+/** A promise and its resolver, created when first needed. */
+interface Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => resolve = r);
+  return { promise, resolve };
+}
+
+/** What a channel holds only once used: most idle connections never need it. */
+interface Extra<In> {
+  /** `closed` once asked for: its deferred while open, then a settled promise. */
+  closed: Deferred<CloseInfo> | Promise<CloseInfo> | undefined;
+  /** Settles when a connecting socket opens. */
+  open: Deferred<void> | undefined;
+  /** Messages received before they were read. */
+  queue: In[] | undefined;
+  /** Waiting `send()` calls. */
+  drain: Drain | undefined;
+}
+
+/** Waiting `send()` calls and the timer that polls `bufferedAmount` for them. */
+interface Drain {
+  timer: ReturnType<typeof setTimeout> | undefined;
+  readonly waiters: { resolve(): void; reject(reason: unknown): void }[];
+}
+
 // Set by the class's static block: routes socket events and the idle deadline to a channel's
 // private methods.
 let dispatch: (channel: WebSocketChannel<unknown, unknown>, event: Event | undefined) => void;
 
-/** The socket's event listener and the idle deadline's owner: one small object, no closures. */
-class Listener {
-  constructor(readonly channel: WebSocketChannel<unknown, unknown>) {}
+/**
+ * The socket's event listener and the idle deadline on the clock's shared timer: one small
+ * object per connection, no closures.
+ */
+class Listener extends Deadline {
+  constructor(readonly channel: WebSocketChannel<unknown, unknown>, clock: Clock) {
+    super(clock);
+  }
   handleEvent(event: Event): void {
     dispatch(this.channel, event);
   }
@@ -200,103 +285,92 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
     };
   }
 
-  // An idle connection holds only what it needs: one deadline on the clock's shared timer, the
-  // channel as the socket's event listener (no closures), and the promises, arrays and abort
-  // controller created when first used.
+  // An idle connection holds only what it needs: the socket, the settings shared with every
+  // channel of the same options, one listener that is also the idle deadline on the clock's
+  // shared timer (no closures), and the promises, arrays and abort controller created when
+  // first used.
   readonly #socket: WebSocket;
-  readonly #inbound: Validator<In> | undefined;
-  readonly #outbound: Validator<Out> | undefined;
-  readonly #label: string;
-  readonly #maxBytes: number;
-  readonly #maxQueued: number;
-  readonly #idleMs: number;
-  readonly #highWaterMark: number;
-  readonly #pollMs: number;
-  readonly #clock: Clock;
-  #abort: AbortController | undefined;
-  #closed: Promise<CloseInfo> | undefined;
-  #resolveClosed: ((info: CloseInfo) => void) | undefined;
-  #open: Promise<void> | undefined;
-  #resolveOpen: (() => void) | undefined;
-  #queue: In[] | undefined;
-  #reader: ((result: IteratorResult<In>) => void) | undefined;
-  #iterating = false;
-  #discard = false;
-  #inputEnded = false;
-  #lastActivity: number;
-  #idle: Deadline | undefined;
-  #drainTimer: ReturnType<typeof setTimeout> | undefined;
-  #drainWaiters: { resolve(): void; reject(reason: unknown): void }[] | undefined;
-  #closing: CloseInfo | undefined;
-  #info: CloseInfo | undefined;
+  readonly #o: Settings;
   readonly #listener: Listener;
+  #flags = 0;
+  /** Last message either way, in ms since `#o.epoch`. */
+  #lastActivity: number;
+  #abort: AbortController | undefined = undefined;
+  #reader: ((result: IteratorResult<In>) => void) | undefined = undefined;
+  /** How the connection ends: set when closing starts (by the server) or when it closed. */
+  #end: CloseInfo | undefined = undefined;
+  #x: Extra<In> | undefined = undefined;
 
   /**
    * Wraps a server-side socket (from `Deno.upgradeWebSocket`) and takes over its event handlers.
    *
    * @param socket The socket, connecting or open.
-   * @param options Validators, limits, idle timeout and back-pressure settings.
+   * @param options Validators, limits, idle timeout and back-pressure settings (read once per
+   *   options object, so channels built from the same object share them).
    */
-  constructor(socket: WebSocket, options: WebSocketChannelOptions<In, Out> = {}) {
+  constructor(socket: WebSocket, options?: WebSocketChannelOptions<In, Out>) {
     this.#socket = socket;
-    this.#inbound = options.inbound;
-    this.#outbound = options.outbound;
-    this.#label = options.label ?? "WebSocket";
-    this.#maxBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    this.#maxQueued = options.maxQueuedMessages ?? DEFAULT_MAX_QUEUED_MESSAGES;
-    this.#idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    this.#highWaterMark = options.highWaterMark ?? DEFAULT_WS_HIGH_WATER_MARK;
-    this.#pollMs = options.drainPollMs ?? 5;
-    this.#clock = options.clock ?? systemClock;
-    this.#lastActivity = this.#clock.now();
+    const o = settingsOf(options as WebSocketChannelOptions<unknown, unknown> | undefined);
+    this.#o = o;
+    this.#lastActivity = small(o.clock.now() - o.epoch);
     socket.binaryType = "arraybuffer";
     // One listener object for every event type (no closure per type). An error is always
     // followed by a close event, which is what ends the channel.
-    this.#listener = new Listener(this as WebSocketChannel<unknown, unknown>);
+    this.#listener = new Listener(this as WebSocketChannel<unknown, unknown>, o.clock);
     socket.addEventListener("message", this.#listener);
     socket.addEventListener("close", this.#listener);
-    if (this.#idleMs > 0) {
-      this.#idle = new Deadline(this.#clock, this.#listener);
-      this.#idle.set(this.#idleMs);
-    }
+    if (o.idleMs > 0) this.#listener.set(o.idleMs);
+  }
+
+  #extra(): Extra<In> {
+    return this.#x ??= { closed: undefined, open: undefined, queue: undefined, drain: undefined };
+  }
+
+  /** True once the connection is closed. */
+  #isClosed(): boolean {
+    return (this.#flags & CLOSED) !== 0;
   }
 
   /** Aborted when the connection ends, whoever closed it. */
   get signal(): AbortSignal {
     if (this.#abort === undefined) {
       this.#abort = new AbortController();
-      if (this.#info !== undefined) this.#abort.abort(new WebSocketClosedError(this.#info));
+      if (this.#isClosed()) this.#abort.abort(new WebSocketClosedError(this.#end!));
     }
     return this.#abort.signal;
   }
 
   /** Settles with the close code and reason once the connection is closed. */
   get closed(): Promise<CloseInfo> {
-    if (this.#closed === undefined) {
-      const info = this.#info;
-      this.#closed = info !== undefined
-        ? Promise.resolve(info)
-        : new Promise((resolve) => this.#resolveClosed = resolve);
-    }
-    return this.#closed;
+    const x = this.#extra();
+    const closed = x.closed;
+    if (closed instanceof Promise) return closed;
+    if (closed !== undefined) return closed.promise;
+    if (this.#isClosed()) return x.closed = Promise.resolve(this.#end!);
+    const d = deferred<CloseInfo>();
+    x.closed = d;
+    return d.promise;
   }
 
   /** Settles once the socket is open (at once when it is not connecting). */
   #whenOpen(): Promise<void> | undefined {
-    if (this.#info !== undefined || this.#socket.readyState !== WebSocket.CONNECTING) {
+    if (this.#isClosed() || this.#socket.readyState !== WebSocket.CONNECTING) {
       return undefined;
     }
-    if (this.#open === undefined) {
-      this.#open = new Promise((resolve) => this.#resolveOpen = resolve);
+    const x = this.#extra();
+    if (x.open === undefined) {
+      x.open = deferred<void>();
       this.#socket.addEventListener("open", this.#listener, { once: true });
     }
-    return this.#open;
+    return x.open.promise;
   }
 
   #opened(): void {
-    this.#resolveOpen?.();
-    this.#resolveOpen = undefined;
-    this.#open = undefined;
+    const x = this.#x;
+    if (x === undefined || x.open === undefined) return;
+    const open = x.open;
+    x.open = undefined;
+    open.resolve();
   }
 
   /**
@@ -307,14 +381,14 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
    * @throws {TypeError} When another iteration is already running.
    */
   messages(): AsyncIterableIterator<In> {
-    if (this.#iterating) {
-      throw new TypeError(`${this.#label}: messages() is already being iterated`);
+    if (this.#flags & ITERATING) {
+      throw new TypeError(`${this.#o.label}: messages() is already being iterated`);
     }
-    this.#iterating = true;
+    this.#flags |= ITERATING;
     const iterator: AsyncIterableIterator<In> = {
       next: () => this.#next(),
       return: () => {
-        this.#iterating = false;
+        this.#flags &= ~ITERATING;
         return Promise.resolve({ done: true, value: undefined });
       },
       [Symbol.asyncIterator]: () => iterator,
@@ -324,13 +398,13 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
 
   /** True once the peer sent the end-of-stream frame or the connection closed. */
   get inputEnded(): boolean {
-    return this.#inputEnded || this.#info !== undefined || this.#closing !== undefined;
+    return (this.#flags & INPUT_ENDED) !== 0 || this.#end !== undefined;
   }
 
   /** From now on incoming messages are checked for size and type, then dropped. */
   discardIncoming(): void {
-    this.#discard = true;
-    this.#queue = undefined;
+    this.#flags |= DISCARD;
+    if (this.#x !== undefined) this.#x.queue = undefined;
   }
 
   /**
@@ -344,11 +418,12 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
    */
   send(message: Out): Promise<void> {
     let value: unknown = message;
-    if (this.#outbound !== undefined) {
-      const r = this.#outbound(message);
+    const outbound = this.#o.outbound;
+    if (outbound !== undefined) {
+      const r = outbound(message);
       if (!r.ok) {
         return Promise.reject(
-          new TypeError(`Invalid message sent by ${this.#label}: ${joinMessages(r.errors)}`),
+          new TypeError(`Invalid message sent by ${this.#o.label}: ${joinMessages(r.errors)}`),
         );
       }
       value = r.value;
@@ -366,15 +441,14 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   sendText(text: string): Promise<void> {
     const open = this.#whenOpen();
     if (open !== undefined) return open.then(() => this.sendText(text));
-    const gone = this.#closing ?? this.#info;
-    if (gone !== undefined || this.#socket.readyState !== WebSocket.OPEN) {
+    if (this.#end !== undefined || this.#socket.readyState !== WebSocket.OPEN) {
       return Promise.reject(this.#closedError());
     }
     this.#socket.send(text);
-    this.#lastActivity = this.#clock.now();
-    if (this.#socket.bufferedAmount <= this.#highWaterMark) return RESOLVED;
+    this.#lastActivity = small(this.#o.clock.now() - this.#o.epoch);
+    if (this.#socket.bufferedAmount <= this.#o.highWaterMark) return RESOLVED;
     return new Promise((resolve, reject) => {
-      (this.#drainWaiters ??= []).push({ resolve, reject });
+      (this.#extra().drain ??= { timer: undefined, waiters: [] }).waiters.push({ resolve, reject });
       this.#pollDrain();
     });
   }
@@ -400,15 +474,15 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   }
 
   #shut(code: number, reason: string, frame: string | undefined): void {
-    if (this.#closing !== undefined || this.#info !== undefined) return;
+    if (this.#end !== undefined) return;
     const closing: CloseInfo = { code, reason: shortReason(reason), byServer: true };
-    this.#closing = closing;
-    this.#queue = undefined;
+    this.#end = closing;
+    if (this.#x !== undefined) this.#x.queue = undefined;
     this.#stopTimers();
     this.#rejectDrains();
     this.#finishReader();
     const act = () => {
-      if (this.#info !== undefined) return;
+      if (this.#isClosed()) return;
       try {
         if (frame !== undefined && this.#socket.readyState === WebSocket.OPEN) {
           this.#socket.send(frame);
@@ -424,12 +498,13 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   }
 
   #closedError(): WebSocketClosedError {
-    return new WebSocketClosedError(this.#info ?? this.#closing ?? NO_INFO);
+    return new WebSocketClosedError(this.#end ?? NO_INFO);
   }
 
   #receive(data: unknown): void {
-    if (this.#closing !== undefined || this.#info !== undefined) return;
-    this.#lastActivity = this.#clock.now();
+    if (this.#end !== undefined) return;
+    const o = this.#o;
+    this.#lastActivity = small(o.clock.now() - o.epoch);
     if (typeof data !== "string") {
       return this.fail(CloseCode.UnsupportedData, {
         statusCode: 400,
@@ -437,20 +512,20 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
         error: "Bad Request",
       });
     }
-    if (utf8Length(data, this.#maxBytes) > this.#maxBytes) {
+    if (utf8Length(data, o.maxBytes) > o.maxBytes) {
       return this.fail(CloseCode.MessageTooBig, {
         statusCode: 413,
-        message: `Message is larger than ${this.#maxBytes} bytes`,
+        message: `Message is larger than ${o.maxBytes} bytes`,
         error: "Payload Too Large",
       });
     }
-    if (this.#discard) return;
+    if (this.#flags & DISCARD) return;
     if (data === "") {
-      this.#inputEnded = true;
+      this.#flags |= INPUT_ENDED;
       this.#finishReader();
       return;
     }
-    if (this.#inputEnded) {
+    if (this.#flags & INPUT_ENDED) {
       return this.fail(CloseCode.PolicyViolation, {
         statusCode: 400,
         message: "Message received after the end of the stream (an empty frame)",
@@ -466,8 +541,8 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
         invalid([{ field: "message", message: "message must be valid JSON" }]),
       );
     }
-    if (this.#inbound !== undefined) {
-      const r = this.#inbound(value);
+    if (o.inbound !== undefined) {
+      const r = o.inbound(value);
       if (!r.ok) return this.fail(CloseCode.InvalidPayload, invalid(r.errors));
       value = r.value;
     }
@@ -477,11 +552,11 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
       reader({ done: false, value: value as In });
       return;
     }
-    const queue = this.#queue ??= [];
-    if (queue.length >= this.#maxQueued) {
+    const queue = this.#extra().queue ??= [];
+    if (queue.length >= o.maxQueued) {
       return this.fail(CloseCode.PolicyViolation, {
         statusCode: 429,
-        message: `Too many unread messages: more than ${this.#maxQueued} waiting`,
+        message: `Too many unread messages: more than ${o.maxQueued} waiting`,
         error: "Too Many Requests",
       });
     }
@@ -489,17 +564,20 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   }
 
   #next(): Promise<IteratorResult<In>> {
-    if (this.#queue !== undefined && this.#queue.length > 0) {
-      return Promise.resolve({ done: false, value: this.#queue.shift()! });
+    const queue = this.#x?.queue;
+    if (queue !== undefined && queue.length > 0) {
+      return Promise.resolve({ done: false, value: queue.shift()! });
     }
     if (
-      this.#inputEnded || this.#closing !== undefined || this.#info !== undefined ||
-      !this.#iterating
+      (this.#flags & INPUT_ENDED) !== 0 || this.#end !== undefined ||
+      (this.#flags & ITERATING) === 0
     ) {
       return Promise.resolve({ done: true, value: undefined });
     }
     if (this.#reader !== undefined) {
-      return Promise.reject(new TypeError(`${this.#label}: next() called before the last settled`));
+      return Promise.reject(
+        new TypeError(`${this.#o.label}: next() called before the last settled`),
+      );
     }
     return new Promise((resolve) => this.#reader = resolve);
   }
@@ -514,59 +592,72 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
 
   /** The idle check, run by the clock's shared timer. */
   #checkIdle(): void {
-    if (this.#closing !== undefined || this.#info !== undefined) return;
-    const idle = this.#clock.now() - this.#lastActivity;
-    if (idle >= this.#idleMs) {
+    if (this.#end !== undefined) return;
+    const o = this.#o;
+    const idle = o.clock.now() - o.epoch - this.#lastActivity;
+    if (idle >= o.idleMs) {
       this.fail(CloseCode.GoingAway, {
         statusCode: 408,
-        message: `Idle timeout: no message for ${this.#idleMs} ms`,
+        message: `Idle timeout: no message for ${o.idleMs} ms`,
         error: "Request Timeout",
       });
     } else {
-      this.#idle?.set(this.#idleMs - idle);
+      this.#listener.set(o.idleMs - idle);
     }
   }
 
   #pollDrain(): void {
-    if (this.#drainTimer !== undefined) return;
-    this.#drainTimer = setTimeout(() => {
-      this.#drainTimer = undefined;
-      if (this.#socket.bufferedAmount <= this.#highWaterMark) {
-        const waiters = this.#drainWaiters ?? [];
-        this.#drainWaiters = undefined;
-        for (const w of waiters) w.resolve();
-      } else if (this.#drainWaiters !== undefined && this.#drainWaiters.length > 0) {
+    const drain = this.#x?.drain;
+    if (drain === undefined || drain.timer !== undefined) return;
+    drain.timer = setTimeout(() => {
+      drain.timer = undefined;
+      const x = this.#x!;
+      if (x.drain !== drain) return;
+      if (this.#socket.bufferedAmount <= this.#o.highWaterMark) {
+        x.drain = undefined;
+        for (const w of drain.waiters) w.resolve();
+      } else if (drain.waiters.length > 0) {
         this.#pollDrain();
       }
-    }, this.#pollMs);
+    }, this.#o.pollMs);
   }
 
   #rejectDrains(): void {
-    const waiters = this.#drainWaiters;
-    if (waiters === undefined || waiters.length === 0) return;
-    this.#drainWaiters = undefined;
+    const x = this.#x;
+    const drain = x?.drain;
+    if (drain === undefined) return;
+    x!.drain = undefined;
+    if (drain.timer !== undefined) clearTimeout(drain.timer);
+    drain.timer = undefined;
+    if (drain.waiters.length === 0) return;
     const error = this.#closedError();
-    for (const w of waiters) w.reject(error);
+    for (const w of drain.waiters) w.reject(error);
   }
 
   #stopTimers(): void {
-    this.#idle?.clear();
-    if (this.#drainTimer !== undefined) {
-      clearTimeout(this.#drainTimer);
-      this.#drainTimer = undefined;
+    this.#listener.clear();
+    const drain = this.#x?.drain;
+    if (drain !== undefined && drain.timer !== undefined) {
+      clearTimeout(drain.timer);
+      drain.timer = undefined;
     }
   }
 
   #ended(code: number, reason: string): void {
-    if (this.#info !== undefined) return;
-    const byServer = this.#closing !== undefined;
-    this.#info = byServer ? this.#closing! : { code, reason, byServer: false };
+    if (this.#isClosed()) return;
+    const info = this.#end ?? { code, reason, byServer: false };
+    this.#end = info;
+    this.#flags |= CLOSED;
     this.#opened();
     this.#stopTimers();
     this.#rejectDrains();
     this.#finishReader();
-    this.#abort?.abort(new WebSocketClosedError(this.#info));
-    this.#resolveClosed?.(this.#info);
-    this.#resolveClosed = undefined;
+    this.#abort?.abort(new WebSocketClosedError(info));
+    const x = this.#x;
+    const closed = x?.closed;
+    if (closed !== undefined && !(closed instanceof Promise)) {
+      x!.closed = closed.promise;
+      closed.resolve(info);
+    }
   }
 }
