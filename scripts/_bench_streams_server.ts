@@ -1,7 +1,10 @@
 /**
  * The servers `scripts/bench_streams.ts` drives: fw (a stream endpoint subscribed to a hub) and
  * bare `Deno.serve` (hand-written SSE and WebSocket fan-out, messages encoded once) as the
- * baseline. Run as `deno run -A --v8-flags=--expose-gc scripts/_bench_streams_server.ts <fw|bare>`.
+ * baseline. Run as `deno run -A --v8-flags=--expose-gc scripts/_bench_streams_server.ts <kind>`,
+ * kind `fw`, `bare`, or for the idle set `fw-nosignal` (fw's idle handler never settles and does
+ * not touch `ctx.signal`) and `bare+signal` (bare idle connections also hold an abort signal with
+ * one listener, aborted when the client leaves, as fw's idle handler does).
  *
  * Routes: `/idle` (a stream that only sends heartbeats) and `/fanout` (every published message).
  * Commands on stdin, one per line, each answered with one JSON line on stdout:
@@ -87,10 +90,15 @@ class Subscription implements AsyncIterableIterator<Message> {
 
 let port = 0;
 
-if (kind === "fw") {
+if (kind === "fw" || kind === "fw-nosignal") {
   const Msg = { seq: Int, at: Int, text: String };
+  // `fw`: the idle handler waits for the client to leave on ctx.signal (an AbortSignal with one
+  // listener per connection, as a handler that cleans up would). `fw-nosignal`: it never settles
+  // and fw's own close handling ends the connection: what fw itself holds.
   const idle = endpoint().returns(Stream(Msg)).handle((ctx) =>
-    new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()))
+    kind === "fw"
+      ? new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()))
+      : new Promise<void>(() => {})
   );
   const fanout = endpoint().returns(Stream(Msg)).handle(async (ctx) => {
     for await (const m of new Subscription(ctx.signal)) {
@@ -108,11 +116,19 @@ if (kind === "fw") {
   await app.start();
   port = app.address!.port;
 } else {
+  const withSignal = kind === "bare+signal";
   const encoder = new TextEncoder();
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, (req) => {
     const fan = new URL(req.url).pathname === "/fanout";
     if (req.headers.get("upgrade") === "websocket") {
       const { socket, response } = Deno.upgradeWebSocket(req);
+      if (withSignal && !fan) {
+        // The same per-connection state fw's idle handler keeps: an abort signal with a listener,
+        // aborted when the client leaves.
+        const ac = new AbortController();
+        ac.signal.addEventListener("abort", () => {});
+        socket.onclose = () => ac.abort();
+      }
       if (fan) {
         let text = "";
         let last: Message | undefined;
@@ -127,6 +143,8 @@ if (kind === "fw") {
       return response;
     }
     let deliver: ((m: Message) => void) | undefined;
+    const ac = withSignal && !fan ? new AbortController() : undefined;
+    ac?.signal.addEventListener("abort", () => {});
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         if (!fan) return;
@@ -143,6 +161,7 @@ if (kind === "fw") {
         subscribers.add(deliver);
       },
       cancel() {
+        ac?.abort();
         if (deliver) subscribers.delete(deliver);
       },
     });

@@ -6,7 +6,10 @@
  * 1. Idle: `--connections` (10,000) SSE streams, then as many WebSockets, are opened against one
  *    server process and held; the server's RSS after a full GC, before and after, gives the
  *    memory per connection. fw's streams carry their real per-connection state (heartbeat timer,
- *    abort signal, handler, validators).
+ *    abort signal, handler, validators). Two references run beside bare and fw (unless
+ *    `--servers` is given): `bare+signal`, bare whose connections also hold the abort signal and
+ *    listener fw's idle handler holds, and `fw-nosignal`, fw with an idle handler that holds
+ *    none; the ratios fw/bare, fw/bare+signal and fw-nosignal/bare are printed.
  * 2. Fan-out: `--subscribers` (1,000) connections subscribe; the server publishes in batches as
  *    fast as the slowest subscriber takes them (fw: `ctx.send()` back-pressure) for `--duration`
  *    seconds (5); the client counts what actually arrives.
@@ -128,11 +131,28 @@ console.log(
 );
 if (only !== "fanout" && only !== "eventserver" && only !== "client") {
   const rows: IdleResult[] = [];
+  // Beside bare and fw, the idle set holds two references: `bare+signal` keeps the abort signal
+  // and listener fw's idle handler keeps (the same app state), `fw-nosignal` is fw with a handler
+  // that keeps none (what fw itself holds).
+  const idleServers = args.servers ? servers : ["bare", "bare+signal", "fw", "fw-nosignal"];
   for (const transport of ["sse", "ws"] as const) {
-    for (const kind of servers) rows.push(await idle(kind, transport));
+    for (const kind of idleServers) rows.push(await idle(kind, transport));
   }
   console.log("Idle connections held (server RSS after a full GC):");
   console.table(rows);
+  const per = (server: string, transport: string) =>
+    Number(rows.find((r) => r.server === server && r.transport === transport)?.rssPerConnKb);
+  const ratio = (a: string, b: string, t: string) => {
+    const x = per(a, t) / per(b, t);
+    return Number.isFinite(x) ? x.toFixed(2) : "-";
+  };
+  console.log("RSS per idle connection, ratios (target fw/bare <= 1.1):");
+  console.table(["sse", "ws"].map((t) => ({
+    transport: t,
+    "fw / bare": ratio("fw", "bare", t),
+    "fw / bare+signal": ratio("fw", "bare+signal", t),
+    "fw-nosignal / bare": ratio("fw-nosignal", "bare", t),
+  })));
 }
 if (only !== "idle" && only !== "eventserver" && only !== "client") {
   const rows: FanoutResult[] = [];
