@@ -12,12 +12,15 @@
  * stay visible inside ours and ours inside theirs.
  *
  * The check at start-up runs both kinds of frame inside each other and reads both back; when the
- * hooks are missing or behave otherwise, `AsyncLocalStorage` is used as before.
+ * hooks are missing or behave otherwise, `AsyncLocalStorage` is used as before. The check uses
+ * the runtime's `AsyncVariable`, the class Deno's `AsyncLocalStorage` is a thin wrapper of (its
+ * `run()` is `enter()` and a restore of the previous frame), so `node:async_hooks`, whose
+ * Node.js compatibility modules cost about 15 ms of a cold start, is loaded only on the fallback
+ * path (`_async_slot_storage.ts`). The tests also run the check against `AsyncLocalStorage`
+ * itself.
  *
  * @module
  */
-
-import { AsyncLocalStorage } from "node:async_hooks";
 
 /** Holds one value per async frame. */
 export interface AsyncSlot<T> {
@@ -34,19 +37,18 @@ type Frame = Record<string, unknown> | undefined;
 interface Hooks {
   getAsyncContext(): Frame;
   setAsyncContext(frame: Frame): void;
+  /** The runtime's async variable (what `AsyncLocalStorage` is built on). */
+  AsyncVariable: new () => RuntimeVariable;
+}
+
+/** The runtime's `AsyncVariable`: `enter()` opens a frame and returns the previous one. */
+interface RuntimeVariable {
+  enter(value: unknown): Frame;
+  get(): unknown;
 }
 
 /** The frame key of the value (a string: Deno counts a frame's string keys to see it is in use). */
 const KEY = "fw.context";
-
-function storageSlot<T>(): AsyncSlot<T> {
-  const storage = new AsyncLocalStorage<T>();
-  return {
-    kind: "AsyncLocalStorage",
-    run: (value, fn, ...args) => storage.run(value, fn, ...args),
-    get: () => storage.getStore(),
-  };
-}
 
 function frameSlot<T>(hooks: Hooks): AsyncSlot<T> {
   const get = hooks.getAsyncContext;
@@ -75,40 +77,51 @@ function denoHooks(): Hooks | undefined {
   if (typeof internal !== "symbol") return undefined;
   const core = (deno![internal] as { core?: Partial<Hooks> } | undefined)?.core;
   const get = core?.getAsyncContext, set = core?.setAsyncContext;
-  if (typeof get !== "function" || typeof set !== "function") return undefined;
-  return { getAsyncContext: get, setAsyncContext: set };
+  const variable = core?.AsyncVariable;
+  if (typeof get !== "function" || typeof set !== "function" || typeof variable !== "function") {
+    return undefined;
+  }
+  return { getAsyncContext: get, setAsyncContext: set, AsyncVariable: variable };
+}
+
+/** A frame of the runtime's `AsyncVariable`, opened and closed as `AsyncLocalStorage.run()` does. */
+function runVariable<R>(hooks: Hooks, variable: RuntimeVariable, value: unknown, fn: () => R): R {
+  const previous = variable.enter(value);
+  try {
+    return fn();
+  } finally {
+    hooks.setAsyncContext(previous);
+  }
 }
 
 /** Runs frames of both kinds inside each other and checks every value reads back. */
 function compatible(hooks: Hooks): boolean {
-  const other = new AsyncLocalStorage<number>();
+  const other = new hooks.AsyncVariable();
   const slot = frameSlot<number>(hooks);
   const outside = hooks.getAsyncContext();
-  const ok = other.run(1, () => {
+  const ok = runVariable(hooks, other, 1, () => {
     const frame = hooks.getAsyncContext();
     if (frame === null || typeof frame !== "object") return false;
     return slot.run(2, () =>
-      other.getStore() === 1 && slot.get() === 2 &&
-      other.run(3, () => other.getStore() === 3 && slot.get() === 2) &&
-      other.getStore() === 1 && slot.get() === 2);
+      other.get() === 1 && slot.get() === 2 &&
+      runVariable(hooks, other, 3, () => other.get() === 3 && slot.get() === 2) &&
+      other.get() === 1 && slot.get() === 2);
   });
-  return ok && slot.get() === undefined && hooks.getAsyncContext() === outside;
+  return ok && slot.get() === undefined && other.get() === undefined &&
+    hooks.getAsyncContext() === outside;
 }
 
 /**
- * Makes the slot: the frame slot when Deno's hooks are reachable and compatible, else
- * `AsyncLocalStorage`.
+ * The frame slot, when Deno's hooks are reachable and pass the check.
  *
- * @param frames False forces `AsyncLocalStorage` (tests run both kinds).
- * @returns A new slot.
+ * @returns A new slot, or `undefined` (then use `storageSlot()` from `_async_slot_storage.ts`).
  */
-export function createAsyncSlot<T>(frames = true): AsyncSlot<T> {
-  if (!frames) return storageSlot<T>();
+export function frameSlotIfAvailable<T>(): AsyncSlot<T> | undefined {
   try {
     const hooks = denoHooks();
     if (hooks && compatible(hooks)) return frameSlot<T>(hooks);
   } catch {
-    // fall through: use AsyncLocalStorage
+    // fall through: the caller uses AsyncLocalStorage
   }
-  return storageSlot<T>();
+  return undefined;
 }

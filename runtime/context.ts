@@ -9,7 +9,7 @@
  * @module
  */
 
-import { createAsyncSlot } from "./_async_slot.ts";
+import { frameSlotIfAvailable } from "./_async_slot.ts";
 
 /** The verified identity `oauth()` puts in the context as `user`. */
 export interface AuthUser {
@@ -29,7 +29,9 @@ export interface AuthUser {
   claims: Record<string, unknown>;
 }
 
-const storage = createAsyncSlot<Record<string, unknown>>();
+// The frame slot on Deno; elsewhere (or if Deno's hooks change) AsyncLocalStorage, loaded only then.
+const storage = frameSlotIfAvailable<Record<string, unknown>>() ??
+  (await import("./_async_slot_storage.ts")).storageSlot<Record<string, unknown>>();
 /**
  * The values of the innermost scope while a `runInSyncContext()` scope runs (undefined inside an
  * async scope opened within it). The innermost scope wins: an async frame the runtime resumed
