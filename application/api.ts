@@ -303,8 +303,10 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       }
       warmed = true;
       if (openapi) {
-        const document = openApiDocument(routes, { ...openapi.options, globalThrows, prefix });
-        await serveOpenApi(ctx, prefix, openapi, document);
+        const build = () => openApiDocument(routes, { ...openapi.options, globalThrows, prefix });
+        // Development: build it now, so a route that cannot be documented fails start-up.
+        // Production: build it on the first request for it; a cold start does not pay for it.
+        await serveOpenApi(ctx, prefix, openapi, ctx.production ? build : build());
       }
     },
   };

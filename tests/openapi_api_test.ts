@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { api, application, endpoint, http, Int, module, schema } from "@fw/application";
 import { generate, main, openapi } from "@fw/application/cli";
-import { createLogger } from "@fw/runtime";
+import { createLogger, MemorySink } from "@fw/runtime";
 
 const silent = createLogger({ level: "silent" });
 const FIXTURE = new URL("./fixtures/openapi_app/main.ts", import.meta.url);
@@ -140,6 +140,47 @@ Deno.test("api({ openapi }) fails start-up when a route cannot be documented", a
     application({ logger: silent }).use(bad).warmup(),
     /Cannot document route "GET \/b" \(api\(\)\.route\(\)\): Schema name "Thing" is used by two different schemas/,
   );
+});
+
+Deno.test("api({ openapi }) in production builds the document on its first request: the same document, and a route that cannot be documented answers 500 there", async () => {
+  const good = () =>
+    api({ autoScan: false, openapi: { title: "T", version: "1", docs: "/docs" } })
+      .route("GET", "/users/:id", endpoint().params({ id: Int }).handle((ctx) => ctx.params));
+  const dev = application({ logger: silent, production: false }).use(good());
+  const prod = application({ logger: silent, production: true }).use(good());
+  const devDoc = await (await dev.request("/openapi.json")).json();
+  const res = await prod.request("/openapi.json");
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), devDoc);
+  const page = await prod.request("/docs");
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /<title>T: API documentation<\/title>/);
+
+  const sink = new MemorySink();
+  const bad = application({ logger: createLogger({ level: "error", sink }), production: true })
+    .use(
+      api({ autoScan: false, openapi: { title: "T", version: "1" } })
+        .route(
+          "GET",
+          "/a",
+          endpoint().returns(schema("Thing", { v: Int })).handle(() => ({ v: 1 })),
+        )
+        .route(
+          "GET",
+          "/b",
+          endpoint().returns(schema("Thing", { v: String })).handle(() => ({ v: "x" })),
+        ),
+    );
+  await bad.warmup(); // production start-up does not build the document
+  assert.equal((await bad.request("/a")).status, 200);
+  const broken = await bad.request("/openapi.json");
+  assert.equal(broken.status, 500);
+  await broken.body?.cancel();
+  const logged = sink.records.map((r) => [r.message, (r.fields?.error as Error)?.message]);
+  assert.deepEqual(logged, [[
+    "Unhandled error in GET /openapi.json",
+    'Cannot document route "GET /b" (api().route()): Schema name "Thing" is used by two different schemas',
+  ]]);
 });
 
 Deno.test("api({ openapi: { docs } }) serves Swagger UI from the npm package with a strict CSP", async () => {

@@ -119,7 +119,7 @@ function policy(servers: readonly string[]): string {
  * @param options Page path, document URL, title and servers.
  * @returns GET routes: the page, `init.js`, the stylesheet, the bundle and the icon.
  */
-export async function docsRoutes(options: DocsPageOptions): Promise<RouteRegistration[]> {
+export function docsRoutes(options: DocsPageOptions): RouteRegistration[] {
   const csp = policy(options.servers);
   const routes: RouteRegistration[] = LAZY_FILES.map(([file, load, type]) => {
     let ready: Promise<Asset> | undefined;
@@ -132,15 +132,23 @@ export async function docsRoutes(options: DocsPageOptions): Promise<RouteRegistr
       },
     };
   });
-  const assets = new Map<string, Asset>();
-  assets.set(`${options.path}/favicon.svg`, await asset(encoder.encode(ICON), "image/svg+xml"));
-  assets.set(
-    `${options.path}/init.js`,
-    await asset(encoder.encode(init(options)), "text/javascript; charset=utf-8"),
-  );
-  assets.set(options.path, await asset(encoder.encode(page(options)), "text/html; charset=utf-8"));
-  for (const [path, a] of assets) {
-    routes.push({ method: "GET", path, handler: (req: Request) => respond(req, a, csp) });
+  // The page, its start-up script and its icon are made (and hashed for their ETag) on the first
+  // request for each, like the Swagger UI files: start-up does no work for them.
+  const small: [string, () => string, string][] = [
+    [`${options.path}/favicon.svg`, () => ICON, "image/svg+xml"],
+    [`${options.path}/init.js`, () => init(options), "text/javascript; charset=utf-8"],
+    [options.path, () => page(options), "text/html; charset=utf-8"],
+  ];
+  for (const [path, body, type] of small) {
+    let ready: Promise<Asset> | undefined;
+    routes.push({
+      method: "GET",
+      path,
+      handler: (req: Request) => {
+        ready ??= asset(encoder.encode(body()), type);
+        return ready.then((a) => respond(req, a, csp));
+      },
+    });
   }
   return routes;
 }

@@ -18,23 +18,26 @@ const SOURCE = "api({ openapi })";
  * @param ctx The application context.
  * @param prefix The plugin's prefix.
  * @param config The checked configuration.
- * @param document The document to serve.
+ * @param document The document to serve, or a function that builds it on the first request for
+ *   it (its JSON text is then kept).
  */
 export async function serveOpenApi(
   ctx: AppContext,
   prefix: string,
   config: ResolvedOpenApiConfig,
-  document: OpenApiDocument,
+  document: OpenApiDocument | (() => OpenApiDocument),
 ): Promise<void> {
   if (config.path === undefined) return;
   const specPath = prefix + config.path;
-  const json = JSON.stringify(document, null, 2) + "\n";
+  const text = () =>
+    JSON.stringify(typeof document === "function" ? document() : document, null, 2);
+  let json = typeof document === "function" ? undefined : text() + "\n";
   ctx.addRoute({
     method: "GET",
     path: specPath,
     source: SOURCE,
     handler: () =>
-      new Response(json, {
+      new Response(json ??= text() + "\n", {
         headers: {
           "content-type": JSON_TYPE,
           "cache-control": "no-cache",
@@ -43,11 +46,11 @@ export async function serveOpenApi(
   });
   if (config.docs === undefined) return;
   const { docsRoutes } = await import("./_docs.ts");
-  const routes = await docsRoutes({
+  const routes = docsRoutes({
     path: prefix + config.docs,
     specUrl: specPath,
-    title: document.info.title,
-    servers: document.servers?.map((s) => s.url) ?? [],
+    title: config.options.info.title,
+    servers: config.options.servers?.map((s) => s.url) ?? [],
   });
   for (const route of routes) ctx.addRoute({ ...route, source: SOURCE });
 }
