@@ -115,6 +115,44 @@ export function checkSqlSource(owner: string, source: SqlSource): void {
   });
 }
 
+/** Error codes of a PostgreSQL connection that went away (server-side and postgres.js). */
+const CONNECTION_LOST = new Set([
+  "57P01", // admin_shutdown (pg_terminate_backend)
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
+  "ECONNRESET",
+  "EPIPE",
+]);
+
+let guarded = false;
+
+/**
+ * Keeps a lost connection from crashing the process through postgres.js itself. When a
+ * connection it has just opened is terminated while it fetches the array types (its
+ * `fetch_types` step, run again on every reconnect), postgres.js 3.4 leaves that promise
+ * without a handler, and Deno ends the process on an unhandled rejection. fw's own queries all
+ * handle their errors, so an unhandled rejection that is a lost PostgreSQL connection comes from
+ * there: it is reported as a warning and the client reconnects as usual. Any other unhandled
+ * rejection is left alone.
+ */
+function guardDriverRejections(): void {
+  if (guarded || typeof globalThis.addEventListener !== "function") return;
+  guarded = true;
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    const reason = event.reason as { code?: unknown; message?: unknown } | null | undefined;
+    if (typeof reason?.code !== "string" || !CONNECTION_LOST.has(reason.code)) return;
+    event.preventDefault();
+    console.warn(
+      `postgres: a connection was lost during the driver's own set-up query (${reason.code}: ${
+        String(reason.message)
+      }); it reconnects on the next query`,
+    );
+  });
+}
+
 /**
  * Opens a source and checks the connection with one query. With `url`, creates a postgres.js
  * client that reconnects on its own after a connection drops.
@@ -137,6 +175,7 @@ export async function openSql(
   const where = source.url !== undefined ? describe(source.url) : "the given client";
   if (source.url !== undefined) {
     const { default: postgres } = await import("postgres");
+    guardDriverRejections();
     sql = postgres(source.url, {
       max: options.max ?? 10,
       onnotice: () => {},

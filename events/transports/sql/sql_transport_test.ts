@@ -258,3 +258,40 @@ Deno.test("sqlTransport migrates idempotently and LISTENs again after its connec
     assert.deepEqual(seen, [1, 2, 3]);
   });
 });
+
+Deno.test("a lost connection that postgres.js leaves unhandled (its reconnect's type fetch) is a warning, not a crash; other unhandled rejections still end the process", async () => {
+  const run = async (code: string) => {
+    const script = `
+      import { openSql } from "./events/_postgres.ts";
+      const conn = await openSql("test", { url: ${JSON.stringify(PG_URL)} });
+      Promise.reject(Object.assign(new Error("terminating connection"), { code: ${
+      JSON.stringify(code)
+    } }));
+      await new Promise((r) => setTimeout(r, 50));
+      console.log("alive");
+      await conn.close();
+    `;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--ext=ts", script],
+      cwd: new URL("../../../", import.meta.url).pathname,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return {
+      code: out.code,
+      stdout: new TextDecoder().decode(out.stdout).trim(),
+      stderr: new TextDecoder().decode(out.stderr),
+    };
+  };
+  const lost = await run("57P01");
+  assert.equal(lost.code, 0, lost.stderr);
+  assert.equal(lost.stdout, "alive");
+  assert.match(
+    lost.stderr,
+    /postgres: a connection was lost during the driver's own set-up query \(57P01: terminating connection\)/,
+  );
+  const other = await run("EOTHER");
+  assert.notEqual(other.code, 0);
+  assert.equal(other.stdout, "");
+  assert.match(other.stderr, /Uncaught \(in promise\) Error: terminating connection/);
+});
