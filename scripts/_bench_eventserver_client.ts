@@ -11,17 +11,15 @@
  * @module
  */
 
+import { openRaw, upgradeHead, wsTextFrames } from "./_bench_raw.ts";
+
 const [kind, portArg, path, countArg, sampleArg] = Deno.args;
 const port = Number(portArg);
 const total = Number(countArg);
 const sample = Number(sampleArg ?? 100);
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 const now = () => performance.timeOrigin + performance.now();
-const head = encoder.encode(
-  `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-);
+const head = upgradeHead(path);
 
 /** A masked client text frame (mask key 0, so the payload is sent as is). */
 function clientFrame(text: string): Uint8Array {
@@ -42,83 +40,13 @@ let failed = 0;
 let sampling = false;
 let latencies: number[] = [];
 
-/** Walks server frames; counts text frames; hands payloads to `onText` when asked. */
-function frameReader(
-  onText: (text: string) => void,
-  wants: () => boolean,
-): (b: Uint8Array, n: number) => void {
-  let need = 0;
-  let header: number[] = [];
-  let collecting: Uint8Array | undefined;
-  let at = 0;
-  return (bytes, n) => {
-    let i = 0;
-    while (i < n) {
-      if (need > 0) {
-        const take = Math.min(need, n - i);
-        if (collecting) collecting.set(bytes.subarray(i, i + take), at), at += take;
-        need -= take;
-        i += take;
-        if (need === 0 && collecting) {
-          onText(decoder.decode(collecting));
-          collecting = undefined;
-        }
-        continue;
-      }
-      header.push(bytes[i++]);
-      if (header.length < 2) continue;
-      const len7 = header[1] & 0x7f;
-      const size = len7 === 126 ? 4 : len7 === 127 ? 10 : 2;
-      if (header.length < size) continue;
-      let len = len7;
-      if (len7 === 126) len = (header[2] << 8) | header[3];
-      else if (len7 === 127) {
-        len = 0;
-        for (let k = 2; k < 10; k++) len = len * 256 + header[k];
-      }
-      const text = (header[0] & 0x0f) === 1;
-      if (text) messages++;
-      if (text && wants()) {
-        collecting = new Uint8Array(len);
-        at = 0;
-        if (len === 0) {
-          onText("");
-          collecting = undefined;
-        }
-      }
-      need = len;
-      header = [];
-    }
-  };
-}
-
 async function connection(index: number): Promise<void> {
-  let conn: Deno.TcpConn;
-  try {
-    conn = await Deno.connect({ hostname: "127.0.0.1", port });
-    await conn.write(head);
-  } catch {
+  const raw = await openRaw(port, head, "HTTP/1.1 101");
+  if (raw === undefined) {
     failed++;
     return;
   }
-  const buffer = new Uint8Array(16 * 1024);
-  let headText = "";
-  let rest: Uint8Array | undefined;
-  while (rest === undefined) {
-    const n = await conn.read(buffer).catch(() => null);
-    if (n === null) {
-      failed++;
-      return;
-    }
-    headText += decoder.decode(buffer.subarray(0, n));
-    const end = headText.indexOf("\r\n\r\n");
-    if (end >= 0) rest = encoder.encode(headText.slice(end + 4));
-  }
-  if (!headText.startsWith("HTTP/1.1 101")) {
-    failed++;
-    conn.close();
-    return;
-  }
+  const { conn, rest, buffer } = raw;
   let ready: () => void = () => {};
   const subscribed = new Promise<void>((r) => ready = r);
   let waiting = kind === "es";
@@ -137,7 +65,7 @@ async function connection(index: number): Promise<void> {
     if (m) latencies.push(now() - Number(m[1]));
   };
   // Only sampled connections (and es connections until subscribed) decode their frames.
-  const read = frameReader(onText, () => waiting || (sampled && sampling));
+  const read = wsTextFrames(() => (messages++, waiting || (sampled && sampling)), onText);
   read(rest, rest.length);
   if (kind === "es") {
     await conn.write(hello);
