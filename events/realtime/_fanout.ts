@@ -19,6 +19,22 @@ export function topicName(topic: RealtimeTopic): string {
   return name;
 }
 
+/**
+ * The arguments every broker's `subscribe()` checks first.
+ *
+ * @param topic The topic argument.
+ * @param callback The callback argument.
+ * @returns The topic's name.
+ * @throws {TypeError} For a missing topic name or a callback that is not a function.
+ */
+export function checkSubscription(topic: RealtimeTopic, callback: unknown): string {
+  const name = topicName(topic);
+  if (typeof callback !== "function") {
+    throw new TypeError(`Invalid callback for topic "${name}": expected a function`);
+  }
+  return name;
+}
+
 /** Validates `payload` against `topic` when it is a `Topic`; throws a `ValidationException`. */
 export function checkPayload(topic: RealtimeTopic, payload: unknown): void {
   if (!isTopic(topic)) return;

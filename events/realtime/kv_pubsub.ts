@@ -17,7 +17,7 @@ import type {
   RealtimeTopic,
 } from "./realtime.ts";
 import { checkKeyPrefix, encodePayload, LazyRedis } from "./_kv_common.ts";
-import { checkPayload, topicName } from "./_fanout.ts";
+import { checkPayload, checkSubscription, topicName } from "./_fanout.ts";
 import { KvSubscription } from "./_kv_subscriber.ts";
 
 /** Options of {@linkcode kvPubSub}. */
@@ -108,10 +108,7 @@ export class KvPubSub implements RealtimeBroker {
     callback: (message: RealtimeMessage) => void | Promise<void>,
     options: RealtimeSubscribeOptions = {},
   ): Promise<RealtimeSubscription> {
-    const name = topicName(topic);
-    if (typeof callback !== "function") {
-      throw new TypeError(`Invalid callback for topic "${name}": expected a function`);
-    }
+    const name = checkSubscription(topic, callback);
     const from = options.from ?? "latest";
     const listener = await this.#listenerClient();
     const key = this.#prefix + name;

@@ -31,7 +31,7 @@ import {
   streamId,
   ZERO_ID,
 } from "./_kv_common.ts";
-import { checkPayload, topicName } from "./_fanout.ts";
+import { checkPayload, checkSubscription, topicName } from "./_fanout.ts";
 import { KvSubscription } from "./_kv_subscriber.ts";
 import { readStreamInfo, redisTime, type StreamInfo } from "./_stream_info.ts";
 import { StreamReader, toMessage } from "./_stream_reader.ts";
@@ -121,10 +121,7 @@ export class KvStream implements RealtimeBroker {
     callback: (message: RealtimeMessage) => void | Promise<void>,
     options: RealtimeSubscribeOptions = {},
   ): Promise<RealtimeSubscription> {
-    const name = topicName(topic);
-    if (typeof callback !== "function") {
-      throw new TypeError(`Invalid callback for topic "${name}": expected a function`);
-    }
+    const name = checkSubscription(topic, callback);
     const from = options.from ?? "latest";
     let wanted: StreamId | undefined;
     if (from !== "latest") {

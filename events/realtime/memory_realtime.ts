@@ -12,7 +12,13 @@
  */
 
 import { type Clock, type Logger, systemClock } from "@fw/runtime";
-import { checkPayload, OrderedDelivery, type RealtimeCallback, topicName } from "./_fanout.ts";
+import {
+  checkPayload,
+  checkSubscription,
+  OrderedDelivery,
+  type RealtimeCallback,
+  topicName,
+} from "./_fanout.ts";
 import {
   type RealtimeBroker,
   type RealtimeCapabilities,
@@ -145,10 +151,7 @@ export class MemoryRealtime implements RealtimeBroker {
     options: RealtimeSubscribeOptions = {},
   ): Promise<RealtimeSubscription> {
     if (this.#closed) throw new Error("Realtime broker is closed");
-    if (typeof callback !== "function") {
-      throw new TypeError(`Invalid callback for topic "${topicName(topic)}": expected a function`);
-    }
-    const name = topicName(topic);
+    const name = checkSubscription(topic, callback);
     const from = options.from ?? "latest";
     const state = this.#state(name);
     let replay: RealtimeMessage[] = [];

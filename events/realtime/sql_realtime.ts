@@ -19,7 +19,7 @@
  */
 
 import type { Logger } from "@fw/runtime";
-import { checkPayload, topicName } from "./_fanout.ts";
+import { checkPayload, checkSubscription, topicName } from "./_fanout.ts";
 import {
   checkSqlSource,
   openSql,
@@ -251,10 +251,7 @@ export class SqlRealtime implements RealtimeBroker {
     options: RealtimeSubscribeOptions = {},
   ): Promise<RealtimeSubscription> {
     if (this.#closed) throw new Error("Realtime broker is closed");
-    const name = topicName(topic);
-    if (typeof callback !== "function") {
-      throw new TypeError(`Invalid callback for topic "${name}": expected a function`);
-    }
+    const name = checkSubscription(topic, callback);
     const from = options.from ?? "latest";
     const conn = await this.#open();
     const key = this.#channel(name);
