@@ -10,6 +10,7 @@ import type { AuthUser, Clock, Logger, TimerHandle } from "@fw/runtime";
 import type { RealtimeBroker } from "../realtime/realtime.ts";
 import type { Topic } from "../topic.ts";
 import type { EventBus } from "../event_bus.ts";
+import type { DiscoveryDocument } from "../protocol/frames.ts";
 
 /** What a client asks to do with a topic. */
 export type TopicAction = "subscribe" | "publish";
@@ -21,16 +22,10 @@ export type AccessRule = (
   action: TopicAction,
 ) => boolean | Promise<boolean>;
 
-/** The limits of one server (all resolved). */
-export interface ServerLimits {
-  readonly maxFrameBytes: number;
-  readonly maxPublishBytes: number;
-  readonly maxSubscriptions: number;
-  readonly maxBufferedBytes: number;
-  readonly pingIntervalMs: number;
-  readonly idempotencyWindowMs: number;
+/** The limits of one server (all resolved): those it publishes in discovery, and its own. */
+export type ServerLimits = DiscoveryDocument["limits"] & {
   readonly maxIdempotencyKeys: number;
-}
+};
 
 /** An open WebSocket connection or SSE stream. */
 export interface LiveClient {
