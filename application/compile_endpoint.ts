@@ -25,7 +25,7 @@ import {
   safeHandlers,
   syncHandlers,
 } from "./_errors.ts";
-import { compilePolicies, hasPolicies, preflights } from "./policies/_hook.ts";
+import { hasPolicies, policyCompiler, preflights } from "./policies/_hook.ts";
 import {
   type AppContext,
   NotAcceptableException,
@@ -327,20 +327,12 @@ export function compileEndpoint(
       `Cannot compile route "${options.method} ${options.route}": expected an endpoint() definition`,
     );
   }
-  if (def.mode !== "unary") {
-    const compileStream = streamCompiler();
-    if (compileStream === undefined) {
-      throw new TypeError(
-        `Cannot compile stream route "${options.method} ${options.route}": the stream code is not loaded; ` +
-          `api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"`,
-      );
-    }
-    return compileStream(def, options);
-  }
+  const label = `${options.method} ${options.route}`;
+  if (def.mode !== "unary") return streamCompiler.require(label)(def, options);
   const compiled = new CompiledEndpoint(def, options);
   const meta = def.meta;
   const policies = hasPolicies(meta)
-    ? compilePolicies(meta, `${options.method} ${options.route}`, options.app, false)
+    ? new (policyCompiler.require(label))(meta, label, options.app, false)
     : undefined;
   const handler: RouteHandler = policies === undefined
     ? (req, params, info) => compiled.run(req, params, info)

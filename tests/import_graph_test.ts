@@ -131,8 +131,8 @@ Deno.test("compileEndpoint() names the missing import for a stream or policy rou
     stderr: "piped",
   }).output();
   assert.deepEqual(new TextDecoder().decode(out.stdout).trim().split("\n"), [
-    'Cannot compile stream route "GET /ticks": the stream code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
-    'Cannot compile the policies of route "GET /hi": the policy code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
+    'Cannot compile route "GET /ticks": the stream code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
+    'Cannot compile route "GET /hi": the policy code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
     "function",
     "function",
   ], new TextDecoder().decode(out.stderr));

@@ -11,6 +11,7 @@ import type { AppContext, RequestInfo, RouteHandler } from "@fw/runtime";
 import type { EndpointMeta } from "../endpoint_types.ts";
 import type { RawParams } from "../request_context.ts";
 import type { CorsPolicy } from "./cors.ts";
+import { LatePart } from "../_late.ts";
 
 /** Something that serves a request (a compiled endpoint). */
 export interface Runner {
@@ -54,38 +55,5 @@ export type PolicyCompiler = new (
   stream: boolean,
 ) => CompiledPolicies;
 
-let compiler: PolicyCompiler | undefined;
-
-/**
- * Installs the policy compiler; `_route_policies.ts` calls it when it is loaded.
- *
- * @param fn The `RoutePolicies` class.
- */
-export function setPolicyCompiler(fn: PolicyCompiler): void {
-  compiler = fn;
-}
-
-/**
- * Compiles the policies of a route that declares at least one.
- *
- * @param meta The endpoint's declarations.
- * @param label `METHOD /route`.
- * @param app The application.
- * @param stream True for stream endpoints.
- * @returns The compiled policies.
- * @throws {TypeError} When the policy code is not loaded (naming the import that loads it).
- */
-export function compilePolicies(
-  meta: EndpointMeta,
-  label: string,
-  app: AppContext,
-  stream: boolean,
-): CompiledPolicies {
-  if (compiler === undefined) {
-    throw new TypeError(
-      `Cannot compile the policies of route "${label}": the policy code is not loaded; ` +
-        `api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"`,
-    );
-  }
-  return new compiler(meta, label, app, stream);
-}
+/** The policy compiler, installed by `_route_policies.ts` when it is loaded (`loadPolicies()`). */
+export const policyCompiler: LatePart<PolicyCompiler> = new LatePart("policy");

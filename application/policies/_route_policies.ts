@@ -18,7 +18,7 @@ import type { EndpointMeta } from "../endpoint_types.ts";
 import { RATE_LIMIT_HEADERS, RateLimitPolicy, type RateLimitResult } from "./rate_limit.ts";
 import { type ContextShared, type RawParams, RequestContext } from "../request_context.ts";
 import { currentUser, SecurePolicy } from "./secure.ts";
-import { type CompiledPolicies, type Runner, setPolicyCompiler } from "./_hook.ts";
+import { type CompiledPolicies, policyCompiler, type Runner } from "./_hook.ts";
 
 export { hasPolicies, preflights, type Runner } from "./_hook.ts";
 
@@ -170,4 +170,4 @@ export class RoutePolicies implements CompiledPolicies {
   }
 }
 
-setPolicyCompiler(RoutePolicies);
+policyCompiler.install(RoutePolicies);

@@ -5,14 +5,7 @@
  * @module
  */
 
-import { type StreamCompiler, streamCompiler } from "./_registry.ts";
-
-/**
- * Loads the stream code once; loading it installs the compiler `compileEndpoint()` uses.
- *
- * @returns The stream compiler.
- */
-export async function loadStreams(): Promise<StreamCompiler> {
-  if (streamCompiler() === undefined) await import("./compile_stream.ts");
-  return streamCompiler()!;
+/** Loads the stream code once; loading it installs the compiler `compileEndpoint()` uses. */
+export async function loadStreams(): Promise<void> {
+  await import("./compile_stream.ts");
 }

@@ -9,6 +9,7 @@
 
 import type { AppContext, RouteHandler } from "@fw/runtime";
 import type { CompileEndpointOptions, EndpointDefinition } from "../endpoint_types.ts";
+import { LatePart } from "../_late.ts";
 
 /** One open stream connection, as the registry sees it. */
 export interface LiveStream {
@@ -62,23 +63,5 @@ export type StreamCompiler = (
   options: CompileEndpointOptions,
 ) => RouteHandler;
 
-let compiler: StreamCompiler | undefined;
-
-/**
- * Installs the stream compiler; `compile_stream.ts` calls it when it is loaded.
- *
- * @param fn The compiler.
- */
-export function setStreamCompiler(fn: StreamCompiler): void {
-  compiler = fn;
-}
-
-/**
- * The stream compiler, when the stream code is loaded.
- *
- * @returns The compiler, or `undefined` before `loadStreams()` (`_load.ts`) (or an import of
- *   `@fw/application/streams`).
- */
-export function streamCompiler(): StreamCompiler | undefined {
-  return compiler;
-}
+/** The stream compiler, installed by `compile_stream.ts` when it is loaded (`loadStreams()`). */
+export const streamCompiler: LatePart<StreamCompiler> = new LatePart("stream");

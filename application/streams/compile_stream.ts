@@ -40,7 +40,7 @@ import {
 } from "../_errors.ts";
 import { hasPolicies, preflights, RoutePolicies } from "../policies/_route_policies.ts";
 import { StreamRequestContext, type StreamShared } from "./_context.ts";
-import { type LiveStream, setStreamCompiler, streamRegistry } from "./_registry.ts";
+import { type LiveStream, streamCompiler, streamRegistry } from "./_registry.ts";
 import { readJsonBody } from "../body.ts";
 import { RequestValues } from "../_dispatch.ts";
 import type {
@@ -610,4 +610,4 @@ export function compileStreamEndpoint(
   return handler;
 }
 
-setStreamCompiler(compileStreamEndpoint);
+streamCompiler.install(compileStreamEndpoint);
