@@ -15,7 +15,9 @@
  * `if (import.meta.main)`. The output is sorted and stable; `generate --check` writes nothing and
  * fails when a file is out of date (for CI). `dev` generates, then runs the entry with `--watch`
  * and writes the loaders again whenever route or handler files come or go, so an entry that
- * imports its loaders statically (as a deployment needs) stays current. `openapi` prints the
+ * imports its loaders statically (as a deployment needs) stays current. SIGINT or SIGTERM to
+ * `dev` passes the signal to the app, which drains, and ends the watcher 1.5 s later at the
+ * latest (Deno's watcher would otherwise wait for a file change). `openapi` prints the
  * document (or writes it with `--out`).
  *
  * @module
@@ -216,13 +218,20 @@ export async function openapi(entry: string, prefix?: string): Promise<OpenApiDo
   );
 }
 
+/**
+ * How long `dev` lets the app drain after SIGINT or SIGTERM before it ends the watcher (and the
+ * app with it): a development server stops within about this long.
+ */
+const DEV_STOP_MS = 1500;
+
 const USAGE = `Usage: fw <command> <entry.ts> [options]
 
 Commands:
   generate <entry.ts>   write .gen/api.gen.ts, .gen/events.gen.ts and, when api({ openapi })
                         is set, .gen/openapi.json beside the entry file
   dev <entry.ts>        generate, then run the entry with --watch; loaders are written again
-                        when route or handler files come or go
+                        when route or handler files come or go; SIGINT or SIGTERM
+                        stops the app and the watcher within about 1.5 s
   openapi <entry.ts>    print the OpenAPI document
 
 Options:
@@ -298,20 +307,32 @@ export async function main(args: string[]): Promise<number> {
       stdout: "inherit",
       stderr: "inherit",
     }).spawn();
-    const forward = (signal: Deno.Signal) => () => {
+    // Deno's watcher runs the app in its own process and, once the app has stopped on a signal,
+    // waits for a file change instead of exiting; so the first SIGINT/SIGTERM is passed on (the
+    // app drains gracefully) and the watcher is killed DEV_STOP_MS later; a second signal kills
+    // it at once.
+    let stopping: ReturnType<typeof setTimeout> | undefined;
+    const kill = (signal: Deno.Signal) => {
       try {
         child.kill(signal);
       } catch {
         // already gone
       }
     };
+    const forward = (signal: Deno.Signal) => () => {
+      if (stopping !== undefined) return kill("SIGKILL");
+      kill(signal);
+      stopping = setTimeout(() => kill("SIGKILL"), DEV_STOP_MS);
+    };
     const listeners = (["SIGINT", "SIGTERM"] as const).map((sig) => [sig, forward(sig)] as const);
     for (const [sig, fn] of listeners) Deno.addSignalListener(sig, fn);
     const { code } = await child.status;
+    clearTimeout(stopping);
     for (const [sig, fn] of listeners) Deno.removeSignalListener(sig, fn);
     watching.abort();
     await watched;
-    return code;
+    // a stop asked for by a signal is an orderly end, whatever the watcher's exit status
+    return stopping === undefined ? code : 0;
   }
   console.error(`Unknown command "${command}"\n\n${USAGE}`);
   return 2;
