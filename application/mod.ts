@@ -81,6 +81,7 @@ export {
   type TelemetryMeter,
   type TelemetryMeterProvider,
   type TelemetryOptions,
+  type TelemetryTracerProvider,
 } from "./telemetry.ts";
 export type { CompileEndpointOptions } from "./endpoint_types.ts";
 export type { ResolvedStreamOptions, StreamOptions } from "./streams/options.ts";
