@@ -238,8 +238,9 @@ export class Consumer {
     }
     if (this.#opts.overflow === "drop") {
       this.#m.dropped.add(1);
-      this.#log(d, "dropped", 0, { reason: "queue full" });
-      if (this.#trace) endProcessSpan(startProcessSpan(this.#trace, d.envelope, d.attempt), "dropped");
+      const span = this.#trace && startProcessSpan(this.#trace, d.envelope, d.attempt);
+      this.#log(d, "dropped", 0, { reason: "queue full" }, span);
+      if (span) endProcessSpan(span, "dropped");
       this.#afterMaybe(d.ack());
       return "dropped";
     }
@@ -337,7 +338,7 @@ export class Consumer {
     const d = inv._delivery;
     if (!error) {
       this.#m.success.add(1);
-      this.#log(d, "acked", duration);
+      this.#log(d, "acked", duration, undefined, inv._span);
       if (inv._span !== undefined) endProcessSpan(inv._span, "acked");
       const acked = d.ack();
       if (acked) this.#after(acked);
@@ -447,13 +448,13 @@ export class Consumer {
     if (!permanent && d.attempt <= opts.maxRetries) {
       const delay = retryDelay(d.attempt, opts.maxBackoff, opts.jitter, this.#random);
       this.#m.retry.add(1);
-      this.#log(d, "retry", duration, { error: error.message, delay });
+      this.#log(d, "retry", duration, { error: error.message, delay }, span);
       if (span !== undefined) endProcessSpan(span, "retry", error);
       await d.retry(delay);
       return;
     }
     if (!opts.dlq) {
-      this.#log(d, "discarded", duration, { error: error.message });
+      this.#log(d, "discarded", duration, { error: error.message }, span);
       if (span !== undefined) endProcessSpan(span, "discarded", error);
       await d.ack();
       return;
@@ -485,7 +486,7 @@ export class Consumer {
       return;
     }
     this.#m.dlq.add(1);
-    this.#log(d, "dead-lettered", duration, { error: error.message });
+    this.#log(d, "dead-lettered", duration, { error: error.message }, span);
     if (span !== undefined) endProcessSpan(span, "dead-lettered", error);
     await d.ack();
   }
@@ -554,12 +555,17 @@ export class Consumer {
     outcome: DeliveryOutcome,
     duration: number,
     extra?: Record<string, unknown>,
+    span?: Span,
   ): void {
     const logger = this.#o.logger;
     const level = outcome === "acked" ? "info" : outcome === "dead-lettered" ? "error" : "warn";
     if (!logger.enabled(level)) return;
     logger[level]("message handled", {
       traceId: d.envelope.traceId,
+      // The attempt's span (the line is written after the handler's context ended).
+      ...(span !== undefined && span.recording
+        ? { trace_id: span.context.traceId, span_id: span.context.spanId }
+        : {}),
       event: {
         topic: d.envelope.topic,
         messageId: d.envelope.id,

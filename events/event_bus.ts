@@ -278,7 +278,9 @@ export class EventBus {
       clock: this.clock,
       logger: this.logger,
       meter: this.meter,
-      ...(this.#tracer !== undefined ? { tracer: this.#tracer, system: messagingSystem(transport) } : {}),
+      ...(this.#tracer !== undefined
+        ? { tracer: this.#tracer, system: messagingSystem(transport) }
+        : {}),
       ...(source !== undefined ? { source } : {}),
       container: this.#container,
       ...(this.#random ? { random: this.#random } : {}),

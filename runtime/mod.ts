@@ -186,11 +186,11 @@ export {
   noopTracer,
   parseTraceparent,
   type Span,
+  SPAN_KEY,
   type SpanAttributes,
   type SpanAttributeValue,
   type SpanContext,
   type SpanKind,
-  SPAN_KEY,
   type StartSpanOptions,
   type Tracer,
 } from "./tracer.ts";

@@ -19,8 +19,11 @@ Deno.test("tracing: request -> publish -> two attempts -> ack is one trace on th
   const second = logs.records.find((r) => r.message === "shipping" && r.fields.attempt === 2);
   assert.equal(second?.fields.span_id, attempts[1].spanContext().spanId);
   // The handler's context and the completion line name the same trace.
-  const handled = logs.records.find((r) => r.message === "message handled");
-  assert.equal(handled?.fields.traceId, server.spanContext().traceId);
+  const handled = logs.records.filter((r) => r.message === "message handled");
+  assert.deepEqual(
+    handled.map((r) => [r.fields.traceId, r.fields.trace_id, r.fields.span_id]),
+    attempts.map((a) => [a.spanContext().traceId, a.spanContext().traceId, a.spanContext().spanId]),
+  );
 });
 
 Deno.test("tracing: a valid incoming traceparent is continued", async () => {

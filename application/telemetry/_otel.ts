@@ -9,8 +9,8 @@
 
 import {
   type Attributes,
-  context as otelContext,
   type Context,
+  context as otelContext,
   createTraceState,
   type Link,
   metrics,

@@ -26,7 +26,10 @@ const AUTH_CLAIMS = ["sub", "email", "azp", "client_id"] as const;
  * `tracestate`) when valid and of the same trace, so handlers continue the publisher's trace
  * and honour its sampling decision. With tracing on in this app, the publish span replaces it.
  */
-function traceContextOf(req: Request, traceId: string): Pick<Envelope, "traceparent" | "tracestate"> {
+function traceContextOf(
+  req: Request,
+  traceId: string,
+): Pick<Envelope, "traceparent" | "tracestate"> {
   const headers = req.headers;
   const sc = parseTraceparent(headers.get("traceparent"), headers.get("tracestate"));
   if (sc === undefined || sc.traceId !== traceId) return {};
