@@ -6,7 +6,10 @@
 
 import assert from "node:assert/strict";
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler } from "@opentelemetry/sdk-trace";
-import { checkTrace, roundTrip } from "./_tracing.ts";
+import { application, telemetry } from "@fw/application";
+import { events, getPublisher, handler, Int, topic } from "@fw/events";
+import { createLogger } from "@fw/runtime";
+import { checkTrace, memoryTracing, parentOf, roundTrip } from "./_tracing.ts";
 
 Deno.test("tracing: request -> publish -> two attempts -> ack is one trace on the memory broker", async () => {
   const { spans, status, logs } = await roundTrip();
@@ -53,4 +56,56 @@ Deno.test("tracing: a root sampler that drops the request drops the whole trace"
   assert.deepEqual(spans.map((s) => s.name), []);
   // Both attempts ran (the handler's log lines), untraced.
   assert.equal(logs.records.filter((r) => r.message === "shipping").length, 2);
+});
+
+Deno.test("tracing: a dead letter's publish span links to the original message; a dropped delivery has its span", async () => {
+  const { provider, exporter } = memoryTracing();
+  const Job = topic("jobs.run", { n: Int });
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const app = application({ logger: createLogger({ level: "silent" }) })
+    .use(telemetry({ tracerProvider: provider, http: false }))
+    .use(events({
+      autoScan: false,
+      brokerPort: false,
+      handlers: [
+        handler(Job).options({ group: "doomed", maxRetries: 0, jitter: 0 }).handle(() => {
+          throw new Error("always fails");
+        }),
+        handler(Job).options({ group: "narrow", concurrency: 1, queueLimit: 1, overflow: "drop" })
+          .handle(() => gate),
+      ],
+    }));
+  await app.start();
+  try {
+    const publish = getPublisher(Job);
+    for (let n = 1; n <= 3; n++) await publish({ n });
+    release();
+    const spans = () => exporter.getFinishedSpans();
+    for (
+      let i = 0;
+      i < 300 && spans().filter((s) => s.name === "jobs.run.dlq publish").length < 3;
+      i++
+    ) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const [first] = spans().filter((s) => s.name === "jobs.run publish");
+    const attempt = spans().find((s) =>
+      s.name === "jobs.run process" && s.attributes["messaging.consumer.group.name"] === "doomed" &&
+      s.spanContext().traceId === first.spanContext().traceId
+    )!;
+    assert.equal(attempt.attributes["fw.events.outcome"], "dead-lettered");
+    const dead = spans().find((s) =>
+      s.name === "jobs.run.dlq publish" && s.spanContext().traceId === first.spanContext().traceId
+    )!;
+    assert.equal(dead.kind, 3);
+    assert.equal(parentOf(dead), attempt.spanContext().spanId, "child of the failed attempt");
+    assert.deepEqual(dead.links.map((l) => l.context.spanId), [first.spanContext().spanId]);
+    const dropped = spans().filter((s) => s.attributes["fw.events.outcome"] === "dropped");
+    assert.equal(dropped.length, 1, "the third message found the narrow queue full");
+    assert.equal(dropped[0].attributes["messaging.consumer.group.name"], "narrow");
+  } finally {
+    await app.stop();
+    await provider.shutdown();
+  }
 });
