@@ -103,14 +103,18 @@ function otelSpanContext(sc: SpanContext): OtelSpanContext {
 }
 
 /** The OpenTelemetry context a span starts in. */
-function parentContext(parent: Span | SpanContext | null | undefined): Context {
+function parentContext(parent: Span | SpanContext | null | undefined, server: boolean): Context {
   if (parent === null) return ROOT_CONTEXT;
   const p = parent ?? currentSpan();
   // No fw span: the active OpenTelemetry context (under OTEL_DENO, Deno's own request span).
   if (p === undefined) return otelContext.active();
   if (p instanceof OtelSpanAdapter) return trace.setSpan(otelContext.active(), p.span);
   const sc = "spanId" in p ? p : p.context;
-  return trace.setSpanContext(otelContext.active(), otelSpanContext(sc));
+  const active = otelContext.active();
+  // A request whose remote parent the runtime's own instrumentation already continued
+  // (Deno.serve's span under OTEL_DENO, of the same trace): nest under that span, not beside it.
+  if (server && sc.isRemote && trace.getSpan(active)?.spanContext().traceId === sc.traceId) return active;
+  return trace.setSpanContext(active, otelSpanContext(sc));
 }
 
 /** The runtime {@linkcode Tracer} backed by an OpenTelemetry tracer. */
@@ -128,7 +132,7 @@ class OtelTracerAdapter implements Tracer {
       kind: KINDS[options.kind ?? "internal"],
       ...(options.attributes ? { attributes: options.attributes as Attributes } : {}),
       ...(links ? { links } : {}),
-    }, parentContext(options.parent));
+    }, parentContext(options.parent, options.kind === "server"));
     return new OtelSpanAdapter(span);
   }
 }
