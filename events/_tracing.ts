@@ -36,9 +36,21 @@ export function messagingSystem(transport: Transport): string {
   return typeof own === "string" ? own : SYSTEMS[transport.name] ?? transport.name;
 }
 
+/**
+ * Publish spans by the envelope they stamped: an in-process transport (the memory broker) hands
+ * the same object to its consumers, whose spans then start from the span itself rather than
+ * from its parsed `traceparent`.
+ */
+const published = new WeakMap<Envelope, Span>();
+
 /** The trace context an envelope carries, if valid. */
 export function envelopeContext(envelope: Envelope): SpanContext | undefined {
   return parseTraceparent(envelope.traceparent, envelope.tracestate);
+}
+
+/** The parent of a delivery's span: its publish span in this process, else the envelope's. */
+function deliveryParent(envelope: Envelope): Span | SpanContext | undefined {
+  return published.get(envelope) ?? envelopeContext(envelope);
 }
 
 /** Writes a span's trace context into an envelope (and its trace id). */
@@ -83,6 +95,7 @@ export function startPublishSpan(
     },
   });
   stamp(envelope, span.context);
+  published.set(envelope, span);
   return span;
 }
 
@@ -148,7 +161,7 @@ export function startProcessSpan(c: ConsumerFacts, envelope: Envelope, attempt: 
   if (c.source !== undefined) attributes["code.file.path"] = c.source.replace(/#.*$/, "");
   return c.tracer.startSpan(`${c.topic} process`, {
     kind: "consumer",
-    parent: envelopeContext(envelope) ?? null,
+    parent: deliveryParent(envelope) ?? null,
     attributes,
   });
 }

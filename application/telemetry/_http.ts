@@ -37,7 +37,10 @@ export interface HttpTelemetry {
 /** Starts the SERVER span of a request and makes it the context's current span. */
 function startSpan(tracer: Tracer, req: Request, enduser: boolean): Span {
   const headers = req.headers;
-  const parent = parseTraceparent(headers.get("traceparent"), headers.get("tracestate"));
+  const traceparent = headers.get("traceparent");
+  const parent = traceparent === null
+    ? undefined
+    : parseTraceparent(traceparent, headers.get("tracestate"));
   const url = urlOf(req);
   const colon = url.indexOf(":");
   const hostEnd = url.indexOf("/", colon + 3);

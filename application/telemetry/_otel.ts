@@ -54,18 +54,25 @@ const KINDS: Readonly<Record<string, SpanKind>> = {
 
 /** An OpenTelemetry span seen through the runtime {@linkcode Span} interface. */
 class OtelSpanAdapter implements Span {
-  readonly context: SpanContext;
-  readonly recording: boolean;
   readonly span: OtelSpan;
+  #context: SpanContext | undefined = undefined;
 
   constructor(span: OtelSpan) {
     this.span = span;
-    const sc = span.spanContext();
+  }
+
+  // Read on first use: a delivery span whose handler neither publishes nor logs never asks.
+  get context(): SpanContext {
+    if (this.#context !== undefined) return this.#context;
+    const sc = this.span.spanContext();
     const state = sc.traceState?.serialize();
-    this.context = state
+    return this.#context = state
       ? { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags, traceState: state }
       : { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags };
-    this.recording = span.isRecording();
+  }
+
+  get recording(): boolean {
+    return this.span.isRecording();
   }
 
   setAttribute(key: string, value: SpanAttributeValue): void {
@@ -75,7 +82,7 @@ class OtelSpanAdapter implements Span {
     this.span.addEvent(name, attributes as Attributes | undefined);
   }
   recordException(error: unknown): void {
-    if (!this.recording) return;
+    if (!this.span.isRecording()) return;
     this.span.recordException(
       error instanceof Error ? error : { name: "Error", message: String(error) },
     );
@@ -113,7 +120,9 @@ function parentContext(parent: Span | SpanContext | null | undefined, server: bo
   const active = otelContext.active();
   // A request whose remote parent the runtime's own instrumentation already continued
   // (Deno.serve's span under OTEL_DENO, of the same trace): nest under that span, not beside it.
-  if (server && sc.isRemote && trace.getSpan(active)?.spanContext().traceId === sc.traceId) return active;
+  if (server && sc.isRemote && trace.getSpan(active)?.spanContext().traceId === sc.traceId) {
+    return active;
+  }
   return trace.setSpanContext(active, otelSpanContext(sc));
 }
 
