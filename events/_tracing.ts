@@ -167,6 +167,29 @@ export function startProcessSpan(c: ConsumerFacts, envelope: Envelope, attempt: 
 }
 
 /**
+ * The span of one schedule run: the hook for `events/schedule/` (cron schedules), which starts
+ * it with `EventBus.tracer` when that is defined, runs the job with the span in its context under
+ * `SPAN_KEY` (so what the job publishes joins its trace), and ends it with
+ * {@linkcode endProcessSpan} (`acked` on success, the error otherwise). Each run is a new trace.
+ *
+ * @param tracer The bus's tracer.
+ * @param schedule The schedule's name.
+ * @param attributes More attributes (the cron expression, the planned time).
+ * @returns The span.
+ */
+export function startScheduleSpan(
+  tracer: Tracer,
+  schedule: string,
+  attributes: Readonly<Record<string, string | number>> = {},
+): Span {
+  return tracer.startSpan(`${schedule} run`, {
+    kind: "internal",
+    parent: null,
+    attributes: { "fw.schedule.name": schedule, ...attributes },
+  });
+}
+
+/**
  * Ends a delivery span with its outcome (`acked`, `retry`, `dead-lettered`, `discarded`,
  * `dropped`) and, on failure, the error.
  *

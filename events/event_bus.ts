@@ -124,6 +124,11 @@ export class EventBus {
     this.#random = options.random;
   }
 
+  /** The tracer of the publish and delivery spans; `undefined` when tracing is off. */
+  get tracer(): Tracer | undefined {
+    return this.#tracer;
+  }
+
   /** The transports by name. */
   get transports(): Readonly<Record<string, Transport>> {
     return this.#transports;

@@ -8,7 +8,8 @@ import assert from "node:assert/strict";
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler } from "@opentelemetry/sdk-trace";
 import { application, telemetry } from "@fw/application";
 import { events, getPublisher, handler, Int, topic } from "@fw/events";
-import { createLogger } from "@fw/runtime";
+import { createLogger, runInContext, SPAN_KEY } from "@fw/runtime";
+import { endProcessSpan, startScheduleSpan } from "../events/_tracing.ts";
 import { checkTrace, memoryTracing, parentOf, roundTrip } from "./_tracing.ts";
 
 Deno.test("tracing: request -> publish -> two attempts -> ack is one trace on the memory broker", async () => {
@@ -104,6 +105,33 @@ Deno.test("tracing: a dead letter's publish span links to the original message; 
     const dropped = spans().filter((s) => s.attributes["fw.events.outcome"] === "dropped");
     assert.equal(dropped.length, 1, "the third message found the narrow queue full");
     assert.equal(dropped[0].attributes["messaging.consumer.group.name"], "narrow");
+  } finally {
+    await app.stop();
+    await provider.shutdown();
+  }
+});
+
+Deno.test("tracing: the schedule hook starts a new trace per run that the job's publishes join", async () => {
+  const { provider, exporter } = memoryTracing();
+  const Tick = topic("clock.tick", { n: Int });
+  const plugin = events({
+    autoScan: false,
+    brokerPort: false,
+    handlers: [handler(Tick).options({ group: "t" }).handle(() => {})],
+  });
+  const app = application({ logger: createLogger({ level: "silent" }) })
+    .use(telemetry({ tracerProvider: provider, http: false }))
+    .use(plugin);
+  await app.start();
+  try {
+    const bus = plugin.bus!;
+    const span = startScheduleSpan(bus.tracer!, "nightly", { "fw.schedule.cron": "0 3 * * *" });
+    await runInContext({ [SPAN_KEY]: span }, () => getPublisher(Tick)({ n: 1 }));
+    endProcessSpan(span, "acked");
+    const run = exporter.getFinishedSpans().find((s) => s.name === "nightly run")!;
+    const publish = exporter.getFinishedSpans().find((s) => s.name === "clock.tick publish")!;
+    assert.equal(run.attributes["fw.schedule.cron"], "0 3 * * *");
+    assert.equal(parentOf(publish), run.spanContext().spanId);
   } finally {
     await app.stop();
     await provider.shutdown();
