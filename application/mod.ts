@@ -82,7 +82,7 @@ export {
   type TelemetryMeterProvider,
   type TelemetryOptions,
   type TelemetryTracerProvider,
-} from "./telemetry.ts";
+} from "./telemetry/telemetry.ts";
 export type { CompileEndpointOptions } from "./endpoint_types.ts";
 export type { ResolvedStreamOptions, StreamOptions } from "./streams/options.ts";
 export type { SseEventFields, SseSendOptions, SseStreamOptions } from "./streams/sse.ts";
