@@ -6,6 +6,7 @@
  */
 
 import {
+  currentSpan,
   type ErrorResponseParts,
   joinMessages,
   type Logger,
@@ -50,8 +51,24 @@ export function jsonError(
  * @returns The response.
  */
 export function invalidInput(errors: readonly ValidationIssue[]): Response {
+  noteInvalidInput(errors);
   const body = JSON.stringify({ message: joinMessages(errors), errors });
   return new Response(body, { status: 400, headers: JSON_HEADERS });
+}
+
+/**
+ * Adds the `validation failed` event, naming the fields (never their values), to the request's
+ * span when it is traced.
+ *
+ * @param errors The validation issues.
+ */
+function noteInvalidInput(errors: readonly ValidationIssue[]): void {
+  const span = currentSpan();
+  if (span === undefined || !span.recording) return;
+  span.addEvent("validation failed", {
+    "fw.validation.fields": errors.map((e) => e.field),
+    "fw.validation.count": errors.length,
+  });
 }
 
 /** The body of the last-resort 500, when even mapping the thrown value failed. */
@@ -78,6 +95,11 @@ export function reportError(
   where: string | Request,
 ): ErrorResponseParts {
   const parts = toErrorResponse(error);
+  if (parts.status === 400) {
+    const issues = (parts.body as { errors?: readonly ValidationIssue[] }).errors;
+    if (Array.isArray(issues)) noteInvalidInput(issues);
+  }
+  if (parts.status >= 500) currentSpan()?.recordException(error);
   if (parts.internal) {
     const label = typeof where === "string"
       ? where

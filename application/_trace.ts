@@ -41,3 +41,14 @@ export function traceIdOf(req: Request): string {
 export function knownTraceId(req: Request): string | undefined {
   return cache.get(req);
 }
+
+/**
+ * Fixes the trace id of a request (the trace of its server span, when tracing is on), so the
+ * context's `traceId`, log lines and published messages name the same trace as the span.
+ *
+ * @param req The request.
+ * @param id 32 lower-case hex digits.
+ */
+export function setTraceId(req: Request, id: string): void {
+  cache.set(req, id);
+}

@@ -16,6 +16,7 @@ import {
   type Meter,
   type Middleware,
   noopMeter,
+  noopTracer,
   type Plugin,
   type RequestInfo,
   type RouteHandler,
@@ -24,6 +25,7 @@ import {
   runInSyncContext,
   type ServerInfo,
   systemClock,
+  type Tracer,
 } from "@fw/runtime";
 import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
 import { type ContextProvider, contextProviders } from "./_context_providers.ts";
@@ -117,6 +119,7 @@ export class Application {
   #stopping: Promise<void> | undefined = undefined;
   #http: HttpSettings = { maxBodyBytes: 1024 * 1024, trustProxy: false };
   #meter: Meter = noopMeter;
+  #tracer: Tracer = noopTracer;
   #providers: ContextProvider[] = [];
   #chain: ((req: Request, info: RequestInfo) => Response | Promise<Response>) | undefined;
   #server?: ServerInfo;
@@ -147,6 +150,10 @@ export class Application {
         return app.#meter;
       },
       setMeter: (meter) => void (this.#meter = meter),
+      get tracer() {
+        return app.#tracer;
+      },
+      setTracer: (tracer) => void (this.#tracer = tracer),
       get http() {
         return app.#http;
       },

@@ -81,7 +81,8 @@ export {
   type TelemetryMeter,
   type TelemetryMeterProvider,
   type TelemetryOptions,
-} from "./telemetry.ts";
+  type TelemetryTracerProvider,
+} from "./telemetry/telemetry.ts";
 export type { CompileEndpointOptions } from "./endpoint_types.ts";
 export type { ResolvedStreamOptions, StreamOptions } from "./streams/options.ts";
 export type { SseEventFields, SseSendOptions, SseStreamOptions } from "./streams/sse.ts";

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Scope } from "@fw/runtime";
+import type { Scope, Span } from "@fw/runtime";
 import type { Message } from "./handler_types.ts";
 import type { Delivery } from "./transport.ts";
 
@@ -35,6 +35,8 @@ export class Invocation implements Message {
   readonly _start: number;
   /** Internal: its DI scope, when it injects providers. */
   _scope: Scope | undefined;
+  /** Internal: the attempt's span, when tracing is on. */
+  _span: Span | undefined = undefined;
   /** Internal: settled already. */
   _settled = false;
   /** Internal: the invocation started after this one (the consumer's time-out list). */

@@ -17,8 +17,19 @@ import {
   type Logger,
   type Meter,
   runInNewContext,
+  type Span,
+  SPAN_KEY,
   type TimerHandle,
+  type Tracer,
 } from "@fw/runtime";
+import {
+  type ConsumerFacts,
+  endProcessSpan,
+  endWith,
+  envelopeContext,
+  startProcessSpan,
+  startPublishSpan,
+} from "./_tracing.ts";
 import { type Envelope, envelopeProblem } from "./envelope.ts";
 import type { HandlerDefinition, ResolvedHandlerOptions } from "./handler_types.ts";
 import { retryDelay } from "./backoff.ts";
@@ -64,6 +75,12 @@ export interface ConsumerOptions {
   container: Container;
   /** Randomness for jitter (tests pass a fixed function). */
   random?: () => number;
+  /** Tracer for a span per delivery attempt (absent: nothing is traced). */
+  tracer?: Tracer;
+  /** The transport's `messaging.system` (for spans). */
+  system?: string;
+  /** The handler's file and export (for spans). */
+  source?: string;
 }
 
 interface Instruments {
@@ -119,6 +136,8 @@ export class Consumer {
   #tFirst: Invocation | undefined;
   #tLast: Invocation | undefined;
   #timer: TimerHandle | undefined;
+  /** Span facts, when tracing is on. */
+  readonly #trace: ConsumerFacts | undefined;
 
   /**
    * Creates a consumer; call {@linkcode Consumer.start} to subscribe.
@@ -134,6 +153,14 @@ export class Consumer {
     this.#opts = options.definition.options;
     this.#manual = options.definition.options.ack === "manual";
     const t = this.#topic;
+    this.#trace = options.tracer === undefined ? undefined : {
+      tracer: options.tracer,
+      system: options.system ?? options.transport.name,
+      topic: t,
+      group: options.group,
+      handler: options.handlerName,
+      source: options.source,
+    };
     const meter = options.meter;
     this.#m = {
       success: meter.counter(`events.handle.${t}.success`, {
@@ -211,7 +238,9 @@ export class Consumer {
     }
     if (this.#opts.overflow === "drop") {
       this.#m.dropped.add(1);
-      this.#log(d, "dropped", 0, { reason: "queue full" });
+      const span = this.#trace && startProcessSpan(this.#trace, d.envelope, d.attempt);
+      this.#log(d, "dropped", 0, { reason: "queue full" }, span);
+      if (span) endProcessSpan(span, "dropped");
       this.#afterMaybe(d.ack());
       return "dropped";
     }
@@ -246,9 +275,12 @@ export class Consumer {
   #run(d: Delivery, now: number): void {
     this.#running++;
     const env = d.envelope;
+    const span = this.#trace === undefined
+      ? undefined
+      : startProcessSpan(this.#trace, env, d.attempt);
     const checked = this.#validate(env.payload);
     if (!checked.ok) {
-      this.#fail(d, new Error(`invalid payload: ${joinMessages(checked.errors)}`), 0, true);
+      this.#fail(d, new Error(`invalid payload: ${joinMessages(checked.errors)}`), 0, true, span);
       this.#release(now);
       return;
     }
@@ -261,6 +293,10 @@ export class Consumer {
       eventMessageId: env.id,
       eventAttempt: d.attempt,
     };
+    if (span !== undefined) {
+      inv._span = span;
+      (values as unknown as Record<string, unknown>)[SPAN_KEY] = span;
+    }
     let result: unknown;
     try {
       result = runInNewContext(values as unknown as Record<string, unknown>, this.#call, inv);
@@ -302,12 +338,13 @@ export class Consumer {
     const d = inv._delivery;
     if (!error) {
       this.#m.success.add(1);
-      this.#log(d, "acked", duration);
+      this.#log(d, "acked", duration, undefined, inv._span);
+      if (inv._span !== undefined) endProcessSpan(inv._span, "acked");
       const acked = d.ack();
       if (acked) this.#after(acked);
     } else {
       this.#m.failure.add(1);
-      this.#fail(d, error, duration, false);
+      this.#fail(d, error, duration, false, inv._span);
     }
     this.#release(now);
   }
@@ -390,21 +427,35 @@ export class Consumer {
     }
   }
 
-  #fail(d: Delivery, error: Error, duration: number, permanent: boolean): void {
-    this.#after(this.#terminal(d, error, duration, permanent));
+  #fail(
+    d: Delivery,
+    error: Error,
+    duration: number,
+    permanent: boolean,
+    span: Span | undefined,
+  ): void {
+    this.#after(this.#terminal(d, error, duration, permanent, span));
   }
 
-  async #terminal(d: Delivery, error: Error, duration: number, permanent: boolean): Promise<void> {
+  async #terminal(
+    d: Delivery,
+    error: Error,
+    duration: number,
+    permanent: boolean,
+    span: Span | undefined,
+  ): Promise<void> {
     const opts = this.#o.definition.options;
     if (!permanent && d.attempt <= opts.maxRetries) {
       const delay = retryDelay(d.attempt, opts.maxBackoff, opts.jitter, this.#random);
       this.#m.retry.add(1);
-      this.#log(d, "retry", duration, { error: error.message, delay });
+      this.#log(d, "retry", duration, { error: error.message, delay }, span);
+      if (span !== undefined) endProcessSpan(span, "retry", error);
       await d.retry(delay);
       return;
     }
     if (!opts.dlq) {
-      this.#log(d, "discarded", duration, { error: error.message });
+      this.#log(d, "discarded", duration, { error: error.message }, span);
+      if (span !== undefined) endProcessSpan(span, "discarded", error);
       await d.ack();
       return;
     }
@@ -422,7 +473,7 @@ export class Consumer {
       publishedAt: this.#o.clock.now(),
     };
     try {
-      await this.#o.deadLetter(dead);
+      await this.#deadLetter(dead, env, span);
     } catch (err) {
       // Never lose the message: keep it on the transport and try again later.
       this.#o.logger.error("dead-lettering failed; the message will be redelivered", {
@@ -430,12 +481,26 @@ export class Consumer {
         topic: env.topic,
         messageId: env.id,
       });
+      if (span !== undefined) endProcessSpan(span, "retry", error);
       await d.retry(opts.maxBackoff);
       return;
     }
     this.#m.dlq.add(1);
-    this.#log(d, "dead-lettered", duration, { error: error.message });
+    this.#log(d, "dead-lettered", duration, { error: error.message }, span);
+    if (span !== undefined) endProcessSpan(span, "dead-lettered", error);
     await d.ack();
+  }
+
+  /**
+   * Dead-letters an envelope; traced, its publish span is a child of the failed attempt's span
+   * and links to the original message's publish.
+   */
+  #deadLetter(dead: Envelope, original: Envelope, span: Span | undefined): Promise<void> {
+    const t = this.#trace;
+    if (t === undefined || span === undefined) return this.#o.deadLetter(dead);
+    const from = envelopeContext(original);
+    const dlq = startPublishSpan(t.tracer, t.system, dead, from ? [from] : [], span);
+    return endWith(dlq, this.#o.deadLetter(dead));
   }
 
   #deadLetterMalformed(d: Delivery, problem: string): void {
@@ -490,12 +555,17 @@ export class Consumer {
     outcome: DeliveryOutcome,
     duration: number,
     extra?: Record<string, unknown>,
+    span?: Span,
   ): void {
     const logger = this.#o.logger;
     const level = outcome === "acked" ? "info" : outcome === "dead-lettered" ? "error" : "warn";
     if (!logger.enabled(level)) return;
     logger[level]("message handled", {
       traceId: d.envelope.traceId,
+      // The attempt's span (the line is written after the handler's context ended).
+      ...(span !== undefined && span.recording
+        ? { trace_id: span.context.traceId, span_id: span.context.spanId }
+        : {}),
       event: {
         topic: d.envelope.topic,
         messageId: d.envelope.id,

@@ -17,6 +17,13 @@ export interface Envelope {
   attributes: Record<string, string>;
   /** W3C trace id (32 lowercase hex characters). */
   traceId: string;
+  /**
+   * W3C `traceparent` of the publish span, when tracing is on: a handler's span continues it
+   * (and honours its sampled flag) on whatever transport carried the message.
+   */
+  traceparent?: string;
+  /** W3C `tracestate` that goes with {@linkcode Envelope.traceparent}. */
+  tracestate?: string;
   /** Ordering/partition key. */
   key?: string;
   /** De-duplication key. */
@@ -128,6 +135,12 @@ export function envelopeProblem(value: unknown): string | undefined {
   }
   if (e.channel !== undefined && typeof e.channel !== "string") return optionalString("channel");
   if (e.version !== undefined && typeof e.version !== "string") return optionalString("version");
+  if (e.traceparent !== undefined && typeof e.traceparent !== "string") {
+    return optionalString("traceparent");
+  }
+  if (e.tracestate !== undefined && typeof e.tracestate !== "string") {
+    return optionalString("tracestate");
+  }
   return undefined;
 }
 

@@ -15,8 +15,10 @@ import {
   type Meter,
   noopMeter,
   systemClock,
+  type Tracer,
 } from "@fw/runtime";
 import { Consumer } from "./consumer.ts";
+import { endWith, messagingSystem, startPublishSpan } from "./_tracing.ts";
 import type { Envelope } from "./envelope.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
@@ -44,6 +46,8 @@ export interface EventBusOptions {
   logger?: Logger;
   /** Meter for the `events.*` metrics. */
   meter?: Meter;
+  /** Tracer for the publish and delivery spans (default: none, nothing is traced). */
+  tracer?: Tracer;
   /** DI container for handler scopes. */
   container?: Container;
   /** Randomness for retry jitter. */
@@ -74,6 +78,8 @@ interface PublishRoute {
   readonly channel: string | undefined;
   readonly transport: MaybeSyncTransport;
   readonly counters: { ok: Counter; error: Counter };
+  /** The `messaging.system` of the transport. */
+  readonly system: string;
 }
 
 let instances = 0;
@@ -86,6 +92,7 @@ export class EventBus {
   readonly logger: Logger;
   /** Meter. */
   readonly meter: Meter;
+  readonly #tracer: Tracer | undefined;
   readonly #transports: Readonly<Record<string, Transport>>;
   readonly #router: TransportRouter;
   readonly #container: Container;
@@ -112,8 +119,14 @@ export class EventBus {
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? createLogger();
     this.meter = options.meter ?? noopMeter;
+    this.#tracer = options.tracer?.enabled ? options.tracer : undefined;
     this.#container = options.container ?? new Container();
     this.#random = options.random;
+  }
+
+  /** The tracer of the publish and delivery spans; `undefined` when tracing is off. */
+  get tracer(): Tracer | undefined {
+    return this.#tracer;
   }
 
   /** The transports by name. */
@@ -177,6 +190,17 @@ export class EventBus {
   publishEnvelope(envelope: Envelope, options?: TransportPublishOptions): Promise<PublishReceipt> {
     let route = this.#routes.get(envelope.topic);
     if (route === undefined || route.channel !== envelope.channel) route = this.#route(envelope);
+    if (this.#tracer === undefined) return this.#publish(route, envelope, options);
+    const span = startPublishSpan(this.#tracer, route.system, envelope);
+    return endWith(span, this.#publish(route, envelope, options));
+  }
+
+  /** Publishes on the topic's route. */
+  #publish(
+    route: PublishRoute,
+    envelope: Envelope,
+    options: TransportPublishOptions | undefined,
+  ): Promise<PublishReceipt> {
     const { transport, counters } = route;
     if (options !== undefined) return this.#publishWith(route, envelope, options);
     if (transport.publishNow !== undefined) {
@@ -216,10 +240,12 @@ export class EventBus {
 
   /** Resolves and remembers the transport and counters of a topic (and channel). */
   #route(envelope: Envelope): PublishRoute {
+    const transport = this.#transports[this.#router.select(envelope.topic, envelope.channel)];
     const route: PublishRoute = {
       channel: envelope.channel,
-      transport: this.#transports[this.#router.select(envelope.topic, envelope.channel)],
+      transport,
       counters: this.publishCounters(envelope.topic),
+      system: messagingSystem(transport),
     };
     this.#routes.set(envelope.topic, route);
     return route;
@@ -257,6 +283,10 @@ export class EventBus {
       clock: this.clock,
       logger: this.logger,
       meter: this.meter,
+      ...(this.#tracer !== undefined
+        ? { tracer: this.#tracer, system: messagingSystem(transport) }
+        : {}),
+      ...(source !== undefined ? { source } : {}),
       container: this.#container,
       ...(this.#random ? { random: this.#random } : {}),
     });

@@ -257,6 +257,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
         clock: ctx.clock,
         logger: ctx.logger,
         meter: ctx.meter,
+        ...(ctx.tracer ? { tracer: ctx.tracer } : {}),
         container: ctx.container,
         ...(options.random ? { random: options.random } : {}),
       });

@@ -5,8 +5,14 @@
  * The text sink prints `LEVEL [traceId] message {fields}`: the `traceId` field, when present,
  * becomes the bracketed prefix and the other fields follow as JSON.
  *
+ * A record written inside a traced request or handler (a span in the async context, see
+ * `currentSpan` in `tracer.ts`) gets the fields `trace_id` and `span_id`, so a log backend can
+ * link the line to its trace.
+ *
  * @module
  */
+
+import { currentSpan, isValidSpanContext } from "./tracer.ts";
 
 /** Severity, lowest first; `silent` logs nothing. */
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
@@ -129,6 +135,11 @@ class StructuredLogger implements Logger {
   #write(level: Exclude<LogLevel, "silent">, message: string, fields?: Record<string, unknown>) {
     if (RANK[level] < this.#rank) return;
     const merged = fields ? { ...this.fields, ...fields } : { ...this.fields };
+    const span = currentSpan();
+    if (span !== undefined && isValidSpanContext(span.context) && !("trace_id" in merged)) {
+      merged.trace_id = span.context.traceId;
+      merged.span_id = span.context.spanId;
+    }
     this.sink.write({ level, message, fields: merged, time: this.clock() });
   }
   debug(message: string, fields?: Record<string, unknown>): void {

@@ -21,6 +21,8 @@
  * - The plugin interface applications are composed from (`Plugin`, `AppContext`).
  * - Time as a dependency (`Clock`, `systemClock`, `ManualClock` for tests).
  * - A minimal metrics interface (`Meter`, `MemoryMeter`, `noopMeter`).
+ * - A minimal tracing interface (`Tracer`, `Span`, `noopTracer`, `currentSpan`, W3C
+ *   `traceparent` helpers).
  *
  * @example Exceptions, context, injection and logging together
  * ```ts
@@ -176,6 +178,22 @@ export {
   type MetricAttributes,
   noopMeter,
 } from "./metrics.ts";
+export {
+  currentSpan,
+  formatTraceparent,
+  isValidSpanContext,
+  noopSpan,
+  noopTracer,
+  parseTraceparent,
+  type Span,
+  SPAN_KEY,
+  type SpanAttributes,
+  type SpanAttributeValue,
+  type SpanContext,
+  type SpanKind,
+  type StartSpanOptions,
+  type Tracer,
+} from "./tracer.ts";
 export {
   ArrayOf,
   DateIso,

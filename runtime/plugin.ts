@@ -14,6 +14,7 @@ import type { Clock } from "./clock.ts";
 import type { Container } from "./di.ts";
 import type { Logger } from "./logger.ts";
 import type { Meter } from "./metrics.ts";
+import type { Tracer } from "./tracer.ts";
 
 /** Address of the running HTTP server (under `app.fetch`: hostname `localhost`, port 0). */
 export interface ServerInfo {
@@ -88,6 +89,13 @@ export interface AppContext {
   readonly meter: Meter;
   /** Replaces the meter (telemetry plugins, during setup). */
   setMeter(meter: Meter): void;
+  /**
+   * Tracing: `noopTracer` unless `telemetry()` set one in its setup. Optional so that hand-made
+   * contexts in tests need not provide it; absent means tracing is off.
+   */
+  readonly tracer?: Tracer;
+  /** Replaces the tracer (telemetry plugins, during setup). Optional like `tracer`. */
+  setTracer?(tracer: Tracer): void;
   /** Absolute directory of the entry file: `application({ root })` or the main module's folder. */
   readonly entryDir: string | undefined;
   /** The module path (`module().path()`), `""` at the root, never with a trailing slash. */

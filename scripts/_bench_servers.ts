@@ -4,7 +4,9 @@
  * `bare`, `hono`, `fw`, and for scenario (e) `fw-policies` (fw with `.cors()` and `.secure()` on
  * `GET /users/:id`, tokens verified by `oauth()`), `hono-policies` (Hono's `cors()` and `jwt()`
  * middlewares on the same route) and `bare-cors` (bare plus the one CORS response header, which
- * measures what a second response header costs in `Deno.serve` itself).
+ * measures what a second response header costs in `Deno.serve` itself), and for scenario (f)
+ * `fw-traced` (fw with `telemetry()` tracing every request: an always-on sampler and a batching
+ * exporter, see `_bench_tracing.ts`).
  *
  * @module
  */
@@ -26,10 +28,12 @@ import {
   MinLength,
   oauth,
   Optional,
+  telemetry,
   Uuid,
 } from "@fw/application";
 import { createLogger } from "@fw/runtime";
 import { BENCH_AUDIENCE, BENCH_ISSUER, BENCH_ORIGIN, BENCH_SECRET } from "./_bench_auth.ts";
+import { benchTracerProvider } from "./_bench_tracing.ts";
 
 const [kind, portArg, routesArg] = Deno.args;
 const port = Number(portArg);
@@ -76,7 +80,7 @@ if (kind === "bare" || kind === "bare-cors") {
   });
   for (let i = 0; i < extra; i++) app.get(`/r${i}/:id`, (c) => c.json({ id: c.req.param("id") }));
   Deno.serve({ port, hostname: "127.0.0.1", onListen: ready }, app.fetch);
-} else if (kind === "fw" || kind === "fw-policies") {
+} else if (kind === "fw" || kind === "fw-policies" || kind === "fw-traced") {
   const policies = kind === "fw-policies";
   const users = policies
     ? (endpoint().cors({ origin: BENCH_ORIGIN }).secure() as EndpointBuilder)
@@ -120,6 +124,9 @@ if (kind === "bare" || kind === "bare-cors") {
   }
   const app = application({ logger: createLogger({ level: "warn" }) })
     .use(http({ port, hostname: "127.0.0.1", signals: false }));
+  if (kind === "fw-traced") {
+    app.use(telemetry({ tracerProvider: benchTracerProvider(), http: false }));
+  }
   if (policies) {
     app.use(oauth({ issuer: BENCH_ISSUER, audience: BENCH_AUDIENCE, secret: BENCH_SECRET }));
   }

@@ -22,7 +22,10 @@
  * measures a steady state rather than a backlog growing in memory.
  *
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
- * `--nats-messages <n>`, `--only bare,memory,denokv,nats,sql`.
+ * `--nats-messages <n>`, `--only bare,memory,memory-traced,denokv,nats,sql`, `--traced` (only
+ * `memory` and `memory-traced`: every publish and delivery traced with an always-on sampler and
+ * a batching exporter, `_bench_tracing.ts`; the table adds the median msg/s of both and their
+ * per-round ratios).
  *
  * Redis (`scripts/_bench_redis.ts`): fw's Redis Streams transport beside BullMQ and a bare Redis
  * Streams loop on the same Redis, 20,000 jobs at concurrency 1 and 50. Options:
@@ -35,9 +38,10 @@
  * @module
  */
 
-import { compile, createLogger, Int, MinLength, Uuid } from "@fw/runtime";
+import { compile, createLogger, Int, MinLength, type Tracer, Uuid } from "@fw/runtime";
 import { EventBus, getPublisher, handler, MemoryBroker, topic, type Transport } from "@fw/events";
 import { natsBenchTransport, runRawNats } from "./_bench_nats.ts";
+import { benchTracer } from "./_bench_tracing.ts";
 
 const args = Object.fromEntries(
   Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
@@ -48,7 +52,12 @@ const KV_MESSAGES = Number(args["kv-messages"] ?? 2_000);
 const NATS_MESSAGES = Number(args["nats-messages"] ?? 10_000);
 const ROUNDS = Number(args.rounds ?? 3);
 const WINDOW = Number(args.window ?? 1000);
-const only = args.only ? new Set(String(args.only).split(",")) : undefined;
+// `--traced`: the memory broker untraced and traced only, for a quick rerun of the tracing cost.
+const only = args.only
+  ? new Set(String(args.only).split(","))
+  : Deno.args.includes("--traced")
+  ? new Set(["memory", "memory-traced"])
+  : undefined;
 
 const Payload = { id: Uuid, customer: MinLength(1), items: Int, total: Int };
 const Order = topic("bench.order", Payload);
@@ -140,6 +149,7 @@ async function runFw(
   transport: Transport,
   n: number,
   concurrency: number,
+  tracer?: Tracer,
 ): Promise<Result> {
   const latencies = new Float64Array(n);
   const sent = new Float64Array(n);
@@ -149,6 +159,7 @@ async function runFw(
   const bus = new EventBus({
     transports: { main: transport },
     logger: createLogger({ level: "warn" }),
+    ...(tracer ? { tracer } : {}),
   });
   await bus.add(
     handler(Order).options({ group: "bench", concurrency }).handle(async (msg) => {
@@ -197,6 +208,11 @@ if (!only || only.has("bare")) systems.push(["bare", MESSAGES, (c, n) => runBare
 if (!only || only.has("memory")) {
   systems.push(["memory", MESSAGES, (c, n) => runFw(new MemoryBroker(), n, c)]);
 }
+if (!only || only.has("memory-traced") || only.has("traced")) {
+  // Every publish and every delivery traced: always-on sampler, batching exporter.
+  const { tracer } = await benchTracer();
+  systems.push(["memory-traced", MESSAGES, (c, n) => runFw(new MemoryBroker(), n, c, tracer)]);
+}
 if (!only || only.has("denokv")) {
   const make = await kvTransport();
   if (make) systems.push(["denokv", KV_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
@@ -210,11 +226,13 @@ if (!only || only.has("nats")) {
 }
 
 const best = new Map<string, Result>();
+const rates = new Map<string, number[]>();
 for (let round = 1; round <= ROUNDS; round++) {
   for (const concurrency of [1, 100]) {
     for (const [name, n, run] of round % 2 ? systems : [...systems].reverse()) {
       const r = await run(concurrency, n);
       const key = `${name}@${concurrency}`;
+      rates.set(key, [...(rates.get(key) ?? []), r.rate]);
       const prev = best.get(key);
       if (!prev || r.rate > prev.rate) best.set(key, r);
       console.error(
@@ -235,6 +253,25 @@ for (const concurrency of [1, 100]) {
       `${name.padEnd(9)} ${String(concurrency).padStart(11)} ${fmt(r.rate).padStart(12)} ${
         r.p50.toFixed(2).padStart(8)
       } ${r.p99.toFixed(2).padStart(8)}   ${ratio}   (${n.toLocaleString("en")} messages)`,
+    );
+  }
+}
+
+if (rates.has("memory-traced@1") && rates.has("memory@1")) {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  console.log(
+    "\ntracing cost on the memory broker (a PRODUCER and a CONSUMER span per message; always-on sampler, batching exporter; bound 30%)",
+  );
+  console.log("| concurrency | memory msg/s | memory traced msg/s | traced/memory | per round |");
+  console.log("| ---: | ---: | ---: | ---: | --- |");
+  for (const concurrency of [1, 100]) {
+    const plain = rates.get(`memory@${concurrency}`)!;
+    const traced = rates.get(`memory-traced@${concurrency}`)!;
+    const perRound = traced.map((t, i) => (t / plain[i]).toFixed(2)).join(" ");
+    console.log(
+      `| ${concurrency} | ${fmt(median(plain))} | ${fmt(median(traced))} | ${
+        (median(traced) / median(plain)).toFixed(2)
+      } | ${perRound} |`,
     );
   }
 }

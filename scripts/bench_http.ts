@@ -8,14 +8,17 @@
  * without them, with Hono's `cors()` + `jwt()` on the same route as a reference. Each server
  * runs in its own process; rounds alternate the order of the servers to cancel drift, and the
  * median req/s of the rounds is reported with the ratios fw/bare and fw/Hono (for (e):
- * fw+policies/fw, the share of throughput the policies cost). Hono and bare do no validation;
- * fw validates everything.
+ * fw+policies/fw, the share of throughput the policies cost); (f) the cost of tracing: (b) with
+ * `telemetry()` making a SERVER span per request (always-on sampler, batching exporter) against
+ * (b) untraced, which is also what an app without `telemetry()` runs (no tracing code loaded).
+ * Hono and bare do no validation; fw validates everything.
  *
  * Servers run with `NODE_ENV=production`, as deployed: fw's response validation against
  * `.returns()` is a development aid and is off in production (pass `--dev` to keep it on).
  *
  * Options: `--duration <s>` (default 4), `--rounds <n>` (default 3), `--connections <n>` (50),
- * `--only <letters>` (for example `--only ac`), `--dev`.
+ * `--only <letters>` (for example `--only ac`), `--traced` (the traced row only, like
+ * `--only f`), `--dev`.
  *
  * @module
  */
@@ -23,8 +26,9 @@
 import { BENCH_ORIGIN, benchToken } from "./_bench_auth.ts";
 
 const dev = Deno.args.includes("--dev");
+const tracedOnly = Deno.args.includes("--traced");
 const args = Object.fromEntries(
-  Deno.args.filter((a) => a !== "--dev")
+  Deno.args.filter((a) => a !== "--dev" && a !== "--traced")
     .map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
     .filter((x) => x.length),
 );
@@ -78,8 +82,14 @@ const scenarios: Scenario[] = [
     kinds: ["fw", "fw-policies", "hono-policies", "bare", "bare-cors"],
     headers: { authorization: `Bearer ${await benchToken()}`, origin: BENCH_ORIGIN },
   },
+  {
+    name: "(f) (b) traced vs untraced",
+    path: "/users/42?limit=10",
+    routes: 3,
+    kinds: ["fw", "fw-traced"],
+  },
 ];
-const only = args.only as string | undefined;
+const only = (tracedOnly ? "f" : args.only) as string | undefined;
 const selected = only ? scenarios.filter((s) => only.includes(s.name[1])) : scenarios;
 const KINDS = ["bare", "hono", "fw"];
 
@@ -135,6 +145,7 @@ async function wrk(url: string, s: Scenario): Promise<number> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const results: Record<string, Record<string, number>> = {};
 const policyResults: Record<string, Record<string, number>> = {};
+const tracedResults: Record<string, { medians: Record<string, number>; ratios: string }> = {};
 let port = 18300;
 
 for (const s of selected) {
@@ -155,6 +166,17 @@ for (const s of selected) {
     }
   }
   const medians = Object.fromEntries(kinds.map((k) => [k, median(runs[k])]));
+  if (kinds.includes("fw-traced")) {
+    const ratios = runs.fw.map((fw, i) => (runs["fw-traced"][i] / fw).toFixed(2)).join(" ");
+    tracedResults[s.name] = { medians, ratios };
+    const cost = 1 - medians["fw-traced"] / medians.fw;
+    console.log(
+      `${s.name}: fw ${medians.fw.toFixed(0)}  fw traced ${medians["fw-traced"].toFixed(0)}  ` +
+        `traced/fw ${(medians["fw-traced"] / medians.fw).toFixed(2)} (tracing costs ` +
+        `${(cost * 100).toFixed(1)}% of throughput; bound 15%)\n    per round: traced/fw ${ratios}`,
+    );
+    continue;
+  }
   if (s.kinds !== undefined) {
     policyResults[s.name] = medians;
     const m = medians;
@@ -185,14 +207,28 @@ await Deno.remove(postScript);
 console.log(
   `\nreq/s, median of ${rounds} rounds of ${duration}s, wrk -t1 -c${connections}, ${Deno.build.target}`,
 );
-console.log("| scenario | bare | hono | fw | fw/bare | fw/hono |");
-console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
-for (const [name, r] of Object.entries(results)) {
-  console.log(
-    `| ${name} | ${r.bare.toFixed(0)} | ${r.hono.toFixed(0)} | ${r.fw.toFixed(0)} | ${
-      (r.fw / r.bare).toFixed(2)
-    } | ${(r.fw / r.hono).toFixed(2)} |`,
-  );
+if (Object.keys(results).length) {
+  console.log("| scenario | bare | hono | fw | fw/bare | fw/hono |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
+  for (const [name, r] of Object.entries(results)) {
+    console.log(
+      `| ${name} | ${r.bare.toFixed(0)} | ${r.hono.toFixed(0)} | ${r.fw.toFixed(0)} | ${
+        (r.fw / r.bare).toFixed(2)
+      } | ${(r.fw / r.hono).toFixed(2)} |`,
+    );
+  }
+}
+if (Object.keys(tracedResults).length) {
+  console.log("\n| scenario | fw (untraced) | fw traced | traced/fw | tracing cost | per round |");
+  console.log("| --- | ---: | ---: | ---: | ---: | --- |");
+  for (const [name, { medians: m, ratios }] of Object.entries(tracedResults)) {
+    const ratio = m["fw-traced"] / m.fw;
+    console.log(
+      `| ${name} | ${m.fw.toFixed(0)} | ${m["fw-traced"].toFixed(0)} | ${ratio.toFixed(2)} | ${
+        ((1 - ratio) * 100).toFixed(1)
+      }% | ${ratios} |`,
+    );
+  }
 }
 if (Object.keys(policyResults).length) {
   console.log(

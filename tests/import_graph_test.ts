@@ -69,6 +69,22 @@ Deno.test("importing @fw/application loads no npm package (no JOSE, Redis, YAML,
   }
 });
 
+Deno.test("importing @fw/application loads no tracing code until telemetry() is set up", async () => {
+  const loaded = await graph("../application/mod.ts");
+  const telemetryFiles = loaded.filter((s) => s.includes("/application/telemetry/"));
+  // The plugin factory only: the OpenTelemetry adapter, the meter and the HTTP middleware load
+  // in its setup.
+  assert.deepEqual(telemetryFiles.map((s) => s.slice(s.indexOf("/application/"))), [
+    "/application/telemetry/telemetry.ts",
+  ]);
+  const all = await graph("../application/mod.ts", true);
+  for (const file of ["_otel.ts", "_http.ts", "_meter.ts"]) {
+    assert.ok(all.some((s) => s.endsWith(`/application/telemetry/${file}`)), file);
+  }
+  const events = await graph("../events/mod.ts");
+  assert.ok(!events.some((s) => s.includes("/application/")), "events never imports application");
+});
+
 Deno.test("the Redis rate-limit store lives behind its own export", async () => {
   const loaded = await graph("../application/policies/redis_rate_limit.ts", true);
   assert.ok(loaded.some((s) => s.startsWith("npm:/redis@")), loaded.join("\n"));

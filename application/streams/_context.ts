@@ -39,6 +39,8 @@ export class StreamRequestContext extends RequestContext {
   _sse: SseStream | undefined = undefined;
   /** The WebSocket channel, when the transport is a WebSocket. */
   _ws: WebSocketChannel | undefined = undefined;
+  /** Messages sent (for the connection's span). */
+  _sent = 0;
   readonly #stream: StreamShared;
 
   /**
@@ -112,6 +114,7 @@ export class StreamRequestContext extends RequestContext {
       value = r.value;
     }
     const text = JSON.stringify(value);
+    this._sent++;
     return this._sse !== undefined ? this._sse.sendJson(text, options) : this._ws!.sendText(text);
   }
 

@@ -30,6 +30,7 @@ import type {
   Validator,
 } from "@fw/runtime";
 import { resumeContext, tryContext } from "@fw/runtime";
+import { endStreamSpan, holdStreamSpan } from "./_span.ts";
 import {
   errorResponse,
   invalidInput,
@@ -111,7 +112,8 @@ abstract class Connection implements LiveStream {
     readonly scope: Scope | undefined,
     readonly owner: CompiledStream,
   ) {
-    this.store = keptValues(tryContext(), ctx.req);
+    const store = this.store = keptValues(tryContext(), ctx.req);
+    holdStreamSpan(store);
   }
 
   /** The request's async-context values. */
@@ -520,7 +522,8 @@ class CompiledStream {
 
   async #close(conn: Connection): Promise<void> {
     conn.end();
-    await conn.closed;
+    const closed = await conn.closed;
+    endStreamSpan(conn.store, conn.ctx, closed);
     if (conn.scope !== undefined) await this.#dispose(conn.scope);
     this.#live.delete(conn);
   }

@@ -293,6 +293,8 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
   readonly #o: Settings;
   readonly #listener: Listener;
   #flags = 0;
+  /** Messages received (for the connection's span). */
+  #received = 0;
   /** Last message either way, in ms since `#o.epoch`. */
   #lastActivity: number;
   #abort: AbortController | undefined = undefined;
@@ -338,6 +340,11 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
       if (this.#isClosed()) this.#abort.abort(new WebSocketClosedError(this.#end!));
     }
     return this.#abort.signal;
+  }
+
+  /** How many messages arrived (valid or not). */
+  get received(): number {
+    return this.#received;
   }
 
   /** Settles with the close code and reason once the connection is closed. */
@@ -503,6 +510,7 @@ export class WebSocketChannel<In = unknown, Out = unknown> {
 
   #receive(data: unknown): void {
     if (this.#end !== undefined) return;
+    this.#received++;
     const o = this.#o;
     this.#lastActivity = small(o.clock.now() - o.epoch);
     if (typeof data !== "string") {

@@ -9,7 +9,7 @@
  * @module
  */
 
-import { type AuthUser, tryContext } from "@fw/runtime";
+import { type AuthUser, formatTraceparent, parseTraceparent, tryContext } from "@fw/runtime";
 import { type Envelope, newTraceId } from "../envelope.ts";
 import type { PublishRequest, PublishResponse } from "../protocol/frames.ts";
 import { validateProtocolValue } from "../protocol/schemas.ts";
@@ -20,6 +20,22 @@ import { digestOf, type IdempotencyWindow } from "./_idempotency.ts";
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const AUTH_CLAIMS = ["sub", "email", "azp", "client_id"] as const;
+
+/**
+ * The W3C trace context of the request, for the envelope: the caller's `traceparent` (and
+ * `tracestate`) when valid and of the same trace, so handlers continue the publisher's trace
+ * and honour its sampling decision. With tracing on in this app, the publish span replaces it.
+ */
+function traceContextOf(
+  req: Request,
+  traceId: string,
+): Pick<Envelope, "traceparent" | "tracestate"> {
+  const headers = req.headers;
+  const sc = parseTraceparent(headers.get("traceparent"), headers.get("tracestate"));
+  if (sc === undefined || sc.traceId !== traceId) return {};
+  const traceparent = formatTraceparent(sc);
+  return sc.traceState ? { traceparent, tracestate: sc.traceState } : { traceparent };
+}
 
 /** The trace id of the request: the context's (set from `traceparent`), else the header's. */
 function traceIdOf(req: Request, ctx: { traceId?: unknown } | undefined): string {
@@ -163,6 +179,7 @@ export async function publish(
         attributes,
         traceId,
         publishedAt: core.clock.now(),
+        ...traceContextOf(req, traceId),
         ...(request.key !== undefined ? { key: request.key } : {}),
         ...(topic.channel !== undefined ? { channel: topic.channel } : {}),
         ...(topic.version !== undefined ? { version: topic.version } : {}),

@@ -77,6 +77,8 @@ export interface CloudSubscription {
  * survive their subscribers (a competing group receives what was published while it was away).
  */
 export interface CloudPubSubClient {
+  /** The engine's `messaging.system` name for spans (`nats`, `gcp_pubsub`); default `cloud`. */
+  readonly system?: string;
   /** Publishes one message; resolves once the engine stored it, to the engine's message id. */
   publish(topic: string, data: Uint8Array, options: CloudPublishOptions): Promise<string>;
   /** Creates the subscription when missing and receives its messages. */

@@ -111,6 +111,11 @@ export class CloudPubSubTransport implements Transport {
   };
   /** Dead letters kept while `<topic>.dlq` has no subscription. */
   readonly deadLetters: MemoryDeadLetters;
+
+  /** The client's `messaging.system` for spans (`nats`, `gcp_pubsub`), else `cloud`. */
+  get messagingSystem(): string {
+    return this.#client.system ?? "cloud";
+  }
   readonly #client: CloudPubSubClient;
   readonly #maxDeliveries: number;
   readonly #refusedDelay: number;

@@ -144,6 +144,7 @@ export function googlePubSubClient(
     return p;
   };
   return {
+    system: "gcp_pubsub",
     async publish(name: string, data: Uint8Array, o: CloudPublishOptions): Promise<string> {
       const t = await topic(name);
       return await t.publishMessage({

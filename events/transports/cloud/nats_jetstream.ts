@@ -149,6 +149,8 @@ interface Ready {
 
 /** The NATS JetStream client. Create it with {@linkcode natsJetStreamClient}. */
 export class NatsJetStreamClient implements CloudPubSubClient {
+  /** `nats`. */
+  readonly system: string = "nats";
   readonly #servers?: string[];
   readonly #own: boolean;
   readonly #stream: string;

@@ -204,12 +204,15 @@ export function eventServerTransport(options: EventServerTransportOptions): Even
     }
     await ready();
     const body = bodyOf(envelope);
-    const traceparent = `00-${envelope.traceId}-${hex(8)}-01`;
+    // The publish span's context when tracing is on (the server's handlers continue it), else
+    // the message's trace id under a fresh parent id.
+    const traceparent = envelope.traceparent ?? `00-${envelope.traceId}-${hex(8)}-01`;
     let last: EventServerPublishError | undefined;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       let retryAfter: number | undefined;
       try {
         const headers: Record<string, string> = { "content-type": "application/json", traceparent };
+        if (envelope.tracestate) headers.tracestate = envelope.tracestate;
         if (options.tokenSource) {
           const token = await options.tokenSource(options.audience);
           headers.authorization = /^bearer /i.test(token) ? token : `Bearer ${token}`;

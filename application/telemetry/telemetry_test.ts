@@ -6,9 +6,9 @@ import {
   MetricReader,
 } from "@opentelemetry/sdk-metrics";
 import { Int } from "@fw/runtime";
-import { endpoint } from "./endpoint.ts";
+import { endpoint } from "../endpoint.ts";
 import { telemetry } from "./telemetry.ts";
-import { get, serve } from "./testdata/policy_app.ts";
+import { get, serve } from "../testdata/policy_app.ts";
 
 /** An in-memory reader: `collect()` on demand. */
 class TestReader extends MetricReader {
