@@ -41,7 +41,7 @@
 import { compile, createLogger, Int, MinLength, type Tracer, Uuid } from "@fw/runtime";
 import { EventBus, getPublisher, handler, MemoryBroker, topic, type Transport } from "@fw/events";
 import { natsBenchTransport, runRawNats } from "./_bench_nats.ts";
-import { benchTracer } from "./_bench_tracing.ts";
+import { benchTracer, benchTracerProvider, sdkMessageSpans } from "./_bench_tracing.ts";
 
 const args = Object.fromEntries(
   Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
@@ -56,7 +56,7 @@ const WINDOW = Number(args.window ?? 1000);
 const only = args.only
   ? new Set(String(args.only).split(","))
   : Deno.args.includes("--traced")
-  ? new Set(["memory", "memory-traced"])
+  ? new Set(["memory", "memory-traced", "memory+sdk"])
   : undefined;
 
 const Payload = { id: Uuid, customer: MinLength(1), items: Int, total: Int };
@@ -150,6 +150,7 @@ async function runFw(
   n: number,
   concurrency: number,
   tracer?: Tracer,
+  handSpans?: (topic: string, id: string) => void,
 ): Promise<Result> {
   const latencies = new Float64Array(n);
   const sent = new Float64Array(n);
@@ -165,6 +166,7 @@ async function runFw(
     handler(Order).options({ group: "bench", concurrency }).handle(async (msg) => {
       const i = msg.payload.items;
       latencies[i] = performance.now() - sent[i];
+      handSpans?.(Order.name, msg.payload.id);
       await Promise.resolve();
       window.done();
       if (window.handled === n) done();
@@ -212,6 +214,16 @@ if (!only || only.has("memory-traced") || only.has("traced")) {
   // Every publish and every delivery traced: always-on sampler, batching exporter.
   const { tracer } = await benchTracer();
   systems.push(["memory-traced", MESSAGES, (c, n) => runFw(new MemoryBroker(), n, c, tracer)]);
+}
+if (!only || only.has("memory+sdk") || only.has("traced")) {
+  // The platform floor: untraced fw, plus the same two spans per message made straight
+  // through the SDK (same provider setup) by the handler, with no fw code around them.
+  const spans = sdkMessageSpans(benchTracerProvider());
+  systems.push([
+    "memory+sdk",
+    MESSAGES,
+    (c, n) => runFw(new MemoryBroker(), n, c, undefined, spans),
+  ]);
 }
 if (!only || only.has("denokv")) {
   const make = await kvTransport();
@@ -262,16 +274,32 @@ if (rates.has("memory-traced@1") && rates.has("memory@1")) {
   console.log(
     "\ntracing cost on the memory broker (a PRODUCER and a CONSUMER span per message; always-on sampler, batching exporter; bound 30%)",
   );
-  console.log("| concurrency | memory msg/s | memory traced msg/s | traced/memory | per round |");
-  console.log("| ---: | ---: | ---: | ---: | --- |");
+  const floor = rates.has("memory+sdk@1");
+  console.log(
+    "| concurrency | memory msg/s | memory traced msg/s | traced/memory | per round |" +
+      (floor ? " memory+sdk msg/s | sdk floor: (memory+sdk)/memory | traced/(memory+sdk) |" : ""),
+  );
+  console.log("| ---: | ---: | ---: | ---: | --- |" + (floor ? " ---: | ---: | ---: |" : ""));
   for (const concurrency of [1, 100]) {
     const plain = rates.get(`memory@${concurrency}`)!;
     const traced = rates.get(`memory-traced@${concurrency}`)!;
     const perRound = traced.map((t, i) => (t / plain[i]).toFixed(2)).join(" ");
+    const sdk = rates.get(`memory+sdk@${concurrency}`);
+    const floorCells = sdk
+      ? ` ${fmt(median(sdk))} | ${(median(sdk) / median(plain)).toFixed(2)} | ${
+        (median(traced) / median(sdk)).toFixed(2)
+      } |`
+      : "";
     console.log(
       `| ${concurrency} | ${fmt(median(plain))} | ${fmt(median(traced))} | ${
         (median(traced) / median(plain)).toFixed(2)
-      } | ${perRound} |`,
+      } | ${perRound} |${floorCells}`,
+    );
+  }
+  if (floor) {
+    console.log(
+      "memory+sdk: the handler makes the same two spans straight through the SDK (no fw tracing code): " +
+        "the most any instrumentation on this SDK can keep of the untraced rate",
     );
   }
 }
