@@ -6,7 +6,8 @@
  * middlewares on the same route) and `bare-cors` (bare plus the one CORS response header, which
  * measures what a second response header costs in `Deno.serve` itself), and for scenario (f)
  * `fw-traced` (fw with `telemetry()` tracing every request: an always-on sampler and a batching
- * exporter, see `_bench_tracing.ts`).
+ * exporter, see `_bench_tracing.ts`) beside `fw+sdk` (untraced fw whose handler makes the same
+ * request span straight through the SDK: the floor any instrumentation on that SDK pays).
  *
  * @module
  */
@@ -33,7 +34,7 @@ import {
 } from "@fw/application";
 import { createLogger } from "@fw/runtime";
 import { BENCH_AUDIENCE, BENCH_ISSUER, BENCH_ORIGIN, BENCH_SECRET } from "./_bench_auth.ts";
-import { benchTracerProvider } from "./_bench_tracing.ts";
+import { benchTracerProvider, sdkRequestSpan } from "./_bench_tracing.ts";
 
 const [kind, portArg, routesArg] = Deno.args;
 const port = Number(portArg);
@@ -80,8 +81,10 @@ if (kind === "bare" || kind === "bare-cors") {
   });
   for (let i = 0; i < extra; i++) app.get(`/r${i}/:id`, (c) => c.json({ id: c.req.param("id") }));
   Deno.serve({ port, hostname: "127.0.0.1", onListen: ready }, app.fetch);
-} else if (kind === "fw" || kind === "fw-policies" || kind === "fw-traced") {
+} else if (kind === "fw" || kind === "fw-policies" || kind === "fw-traced" || kind === "fw+sdk") {
   const policies = kind === "fw-policies";
+  // fw+sdk: untraced fw whose handler makes the request's span straight through the SDK
+  const handSpan = kind === "fw+sdk" ? sdkRequestSpan(benchTracerProvider()) : undefined;
   const users = policies
     ? (endpoint().cors({ origin: BENCH_ORIGIN }).secure() as EndpointBuilder)
     : endpoint();
@@ -94,7 +97,10 @@ if (kind === "bare" || kind === "bare-cors") {
         .params({ id: Int })
         .query({ limit: Max(100, Min(1, Int)) })
         .returns({ id: Int, limit: Int })
-        .handle((ctx) => ({ id: ctx.params.id, limit: ctx.queryParams().limit })),
+        .handle((ctx) => {
+          handSpan?.(ctx.req);
+          return { id: ctx.params.id, limit: ctx.queryParams().limit };
+        }),
     )
     .route(
       "POST",

@@ -106,3 +106,31 @@ export function sdkMessageSpans(provider: TracerProvider): (topic: string, id: s
     process.end();
   };
 }
+
+/**
+ * The platform floor of tracing a request: the SERVER span fw makes for `GET /users/:id` (name,
+ * kind and attributes), made straight through the SDK with no fw code around it.
+ *
+ * @param provider The provider (from {@linkcode benchTracerProvider}).
+ * @returns A function making and ending the span of one request.
+ */
+export function sdkRequestSpan(provider: TracerProvider): (req: Request) => void {
+  const tracer = provider.getTracer("fw-bench-floor");
+  return (req) => {
+    const url = new URL(req.url);
+    const span = tracer.startSpan("GET /users/:id", {
+      kind: 1, // SERVER
+      attributes: {
+        "http.request.method": req.method,
+        "http.route": "/users/:id",
+        "url.path": url.pathname,
+        "url.scheme": "http",
+        "server.address": url.hostname,
+        "server.port": Number(url.port),
+        "user_agent.original": req.headers.get("user-agent") ?? "",
+      },
+    });
+    span.setAttribute("http.response.status_code", 200);
+    span.end();
+  };
+}
