@@ -28,3 +28,7 @@ export {
   type ConformanceStepResult,
   runEventServerConformance,
 } from "./protocol/conformance.ts";
+export {
+  runScheduleStoreConformance,
+  type ScheduleStoreHarness,
+} from "./schedule/store_conformance.ts";
