@@ -5,15 +5,7 @@
  * @module
  */
 
-import {
-  type Clock,
-  Container,
-  createLogger,
-  type Logger,
-  type Meter,
-  noopMeter,
-  systemClock,
-} from "@fw/runtime";
+import { Container, createLogger, noopMeter, systemClock } from "@fw/runtime";
 import type { EventBusOptions } from "../event_bus.ts";
 import type { Transport } from "../transport.ts";
 import { ScheduleRunner } from "./_runner.ts";
