@@ -233,9 +233,7 @@ export class ScheduleRunner {
         outcome = { ok: false, retryAt: now + delay };
       } else outcome = { ok: false };
     }
-    const written = lost
-      ? false
-      : await this.#update((r) => settle(r, run, instance, outcome, now));
+    const written = lost ? false : await this.#record(run, outcome, now);
     const extra: Record<string, unknown> = {};
     if (error) extra.error = error.message;
     if (delay !== undefined) extra.delay = delay;
@@ -245,6 +243,26 @@ export class ScheduleRunner {
     const name: ScheduleOutcome = !error ? "ok" : delay !== undefined ? "retry" : "failed";
     this.#log(name, run.tick, run.attempt, run.traceId, duration, extra);
     if (delay !== undefined && written) this.#wake(false);
+  }
+
+  /**
+   * Writes an attempt's outcome; while the engine fails, tries again every second until the
+   * run's lease would have expired (after that another instance takes the run over anyway).
+   */
+  async #record(
+    run: RunRecord,
+    outcome: AttemptOutcome,
+    now: number,
+  ): Promise<boolean | undefined> {
+    const { clock, instance } = this.#s;
+    const change = (r: ScheduleRecord | undefined) => settle(r, run, instance, outcome, now);
+    let written = await this.#update(change);
+    const deadline = now + this.#def.options.lease;
+    while (written === undefined && !this.#stopped && clock.now() + ERROR_RETRY_MS < deadline) {
+      await new Promise<void>((resolve) => clock.setTimeout(resolve, ERROR_RETRY_MS));
+      written = await this.#update(change);
+    }
+    return written;
   }
 
   /**

@@ -398,3 +398,46 @@ Deno.test("an injecting schedule gets its providers from a scope per run", async
   assert.deepEqual(ids, [1, 2]);
   assert.equal(disposed, 2);
 });
+
+/** A store that rejects every call while `down` is set. */
+class FlakyStore extends MemoryScheduleStore {
+  down = false;
+  override read(name: string) {
+    return this.down ? Promise.reject(new Error("engine down")) : super.read(name);
+  }
+  override write(...args: Parameters<MemoryScheduleStore["write"]>) {
+    return this.down ? Promise.reject(new Error("engine down")) : super.write(...args);
+  }
+}
+
+Deno.test("while the engine fails, the tick waits and the outcome is written once it answers", async () => {
+  const r = rig();
+  const store = new FlakyStore();
+  const broker = Object.assign(new MemoryBroker({ clock: r.clock }), { scheduleStore: () => store });
+  const ran: Array<[number, number]> = [];
+  await r.make(
+    [
+      schedule("hourly").options({ cron: "0 * * * *" }).handle((run) => {
+        ran.push([r.clock.now() - T0, run.scheduledAt.getTime() - T0]);
+        // The engine goes down while the run is in progress, for 2.5 s.
+        store.down = true;
+        r.clock.setTimeout(() => store.down = false, 2_500);
+      }),
+    ],
+    { transports: { memory: broker } },
+  );
+  store.down = true;
+  await r.clock.advance(3_600_000);
+  r.clock.setTimeout(() => store.down = false, 2_500);
+  await r.clock.advance(10_000);
+  await r.stop();
+  // Claimed at the first wake-up after the engine came back, for the 1 h tick.
+  assert.deepEqual(ran, [[3_603_000, 3_600_000]]);
+  const stored = await store.read("hourly");
+  assert.deepEqual(stored?.record.runs, []);
+  assert.equal(stored?.record.last?.outcome, "ok");
+  const errors = r.sink.records.filter((l) => l.level === "error").map((l) => l.message);
+  assert.ok(errors.includes("schedule state could not be read or written; trying again"));
+  assert.ok(errors.includes("schedule state could not be read or written"));
+  assert.deepEqual(runsOf(r.sink).map((l) => l.outcome), ["ok"]);
+});
