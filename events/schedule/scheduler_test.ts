@@ -413,7 +413,9 @@ class FlakyStore extends MemoryScheduleStore {
 Deno.test("while the engine fails, the tick waits and the outcome is written once it answers", async () => {
   const r = rig();
   const store = new FlakyStore();
-  const broker = Object.assign(new MemoryBroker({ clock: r.clock }), { scheduleStore: () => store });
+  const broker = Object.assign(new MemoryBroker({ clock: r.clock }), {
+    scheduleStore: () => store,
+  });
   const ran: Array<[number, number]> = [];
   await r.make(
     [
