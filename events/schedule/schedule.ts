@@ -187,7 +187,7 @@ class Builder {
  *     console.log(`report for ${run.scheduledAt.toISOString()}, attempt ${run.attempt}`);
  *   });
  * assert.equal(nightly.options.overlap, "skip");
- * assert.throws(() => schedule("x").options({ cron: "61 * * * *" }), /"cron"/);
+ * assert.throws(() => schedule("x").options({ cron: "* * *" }), /"cron"/);
  * ```
  */
 export function schedule(name: string): ScheduleBuilder<undefined> {
