@@ -30,6 +30,7 @@ export {
   runEventServerConformance,
 } from "./protocol/conformance.ts";
 export {
+  type OpenedScheduleStore,
   runScheduleStoreConformance,
   type ScheduleStoreHarness,
 } from "./schedule/store_conformance.ts";

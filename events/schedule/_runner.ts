@@ -127,44 +127,72 @@ export class ScheduleRunner {
     return this.#waking = pass();
   }
 
+  /** Looks at the record for each tick due since the last look (oldest first), then re-arms. */
   async #pass(catchUp: boolean): Promise<void> {
-    const { store, clock, instance } = this.#s;
-    const o = this.#def.options;
     let seen: ScheduleRecord | undefined;
-    let now = clock.now();
     try {
-      for (let i = 0; i < MAX_CAS && !this.#stopped; i++) {
-        const stored = await store.read(this.#def.name);
-        now = clock.now();
-        const tick = catchUp
-          ? this.#catchUpTick(stored?.record, now)
-          : this.#cron.latest(this.#cursor, now);
-        const result = step(stored?.record, {
-          now,
-          instance,
-          overlap: o.overlap,
-          maxRetries: o.maxRetries,
-          lease: o.lease,
-          traceId: newTraceId(),
-          ...(tick !== undefined ? { tick } : {}),
-        });
-        seen = result.record ?? stored?.record;
-        if (!result.record) break;
-        if (await store.write(this.#def.name, result.record, stored?.version)) {
-          this.#apply(result);
+      for (;;) {
+        const look = await this.#look(catchUp);
+        catchUp = false;
+        seen = look.record ?? seen;
+        if (look.tick === undefined) {
+          this.#cursor = Math.max(this.#cursor, look.now);
           break;
         }
+        this.#cursor = Math.max(this.#cursor, look.tick);
+        if (this.#stopped) break;
       }
     } catch (err) {
       this.#s.logger.error("schedule state could not be read or written; trying again", {
         error: err,
         schedule: this.#def.name,
       });
-      this.#arm(clock.now() + ERROR_RETRY_MS);
+      this.#arm(this.#s.clock.now() + ERROR_RETRY_MS);
       return;
     }
-    this.#cursor = Math.max(this.#cursor, now);
     this.#armFor(seen);
+  }
+
+  /**
+   * One read, {@linkcode step} and compare-and-set (again while another instance wins the race).
+   *
+   * @returns The record as left, and the tick looked at (claimed, skipped or found taken).
+   */
+  async #look(
+    catchUp: boolean,
+  ): Promise<{ record?: ScheduleRecord; tick?: number; now: number }> {
+    const { store, clock, instance } = this.#s;
+    const o = this.#def.options;
+    for (let i = 0; i < MAX_CAS && !this.#stopped; i++) {
+      const stored = await store.read(this.#def.name);
+      const now = clock.now();
+      const tick = catchUp ? this.#catchUpTick(stored?.record, now) : this.#dueTick(now);
+      const result = step(stored?.record, {
+        now,
+        instance,
+        overlap: o.overlap,
+        maxRetries: o.maxRetries,
+        lease: o.lease,
+        traceId: newTraceId(),
+        ...(tick !== undefined ? { tick } : {}),
+      });
+      if (!result.record) return { ...(stored ? { record: stored.record } : {}), tick, now };
+      if (await store.write(this.#def.name, result.record, stored?.version)) {
+        this.#apply(result);
+        return { record: result.record, tick, now };
+      }
+    }
+    return { now: clock.now() };
+  }
+
+  /**
+   * The oldest tick due since the last look. A tick late by less than the lease still runs (a
+   * busy event loop, a slow engine); after a longer stall only the latest due tick does.
+   */
+  #dueTick(now: number): number | undefined {
+    const next = this.#cron.next(this.#cursor);
+    if (next === undefined || next > now) return undefined;
+    return now - next > this.#def.options.lease ? this.#cron.latest(this.#cursor, now) : next;
   }
 
   /** The latest tick missed since the last one claimed (never before the schedule existed). */

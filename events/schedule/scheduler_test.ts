@@ -443,3 +443,27 @@ Deno.test("while the engine fails, the tick waits and the outcome is written onc
   assert.ok(errors.includes("schedule state could not be read or written"));
   assert.deepEqual(runsOf(r.sink).map((l) => l.outcome), ["ok"]);
 });
+
+/** A clock whose timers fire late, like a busy event loop. */
+class LateClock extends ManualClock {
+  override setTimeout(fn: () => void, ms: number) {
+    return super.setTimeout(fn, ms + 2_500);
+  }
+}
+
+Deno.test("ticks that came while the instance was late still run, each once, in order", async () => {
+  const clock = new LateClock(T0);
+  const r = rig();
+  const at: number[] = [];
+  await r.make(
+    [
+      schedule("late").options({ cron: "* * * * * *", overlap: "allow" })
+        .handle((run) => void at.push((run.scheduledAt.getTime() - T0) / 1000)),
+    ],
+    { clock, transports: { memory: new MemoryBroker({ clock }) } },
+  );
+  await clock.advance(10_000);
+  await r.stop();
+  // Wake-ups at 3.5 s, 6.5 s and 9.5 s each find three ticks due.
+  assert.deepEqual(at, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+});

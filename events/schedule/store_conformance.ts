@@ -8,12 +8,20 @@
 import assert from "node:assert/strict";
 import type { ScheduleRecord, ScheduleStore } from "./store.ts";
 
+/** A store opened by the harness, with what closes it. */
+export interface OpenedScheduleStore {
+  /** The store. */
+  readonly store: ScheduleStore;
+  /** Closes its connection (the transport or client that made it). */
+  close(): Promise<void>;
+}
+
 /** How the suite gets stores. */
 export interface ScheduleStoreHarness {
-  /** A store on a fresh namespace, as another process would open it (called twice per test). */
-  create(namespace: string): ScheduleStore | Promise<ScheduleStore>;
-  /** Releases what `create` opened for a namespace. */
-  cleanup(namespace: string): Promise<void>;
+  /** A store on a namespace, as another process would open it (called twice per test). */
+  open(namespace: string): OpenedScheduleStore | Promise<OpenedScheduleStore>;
+  /** Removes what a test left in the engine, after its stores were closed. */
+  cleanup?(namespace: string): Promise<void>;
 }
 
 const record = (tick?: number): ScheduleRecord => ({
@@ -32,10 +40,13 @@ export function runScheduleStoreConformance(name: string, harness: ScheduleStore
   const test = (what: string, fn: (a: ScheduleStore, b: ScheduleStore) => Promise<void>) =>
     Deno.test(`${name}: ${what}`, async () => {
       const ns = `s${crypto.randomUUID().slice(0, 8)}`;
+      const opened: OpenedScheduleStore[] = [];
       try {
-        await fn(await harness.create(ns), await harness.create(ns));
+        opened.push(await harness.open(ns), await harness.open(ns));
+        await fn(opened[0].store, opened[1].store);
       } finally {
-        await harness.cleanup(ns);
+        for (const o of opened) await o.close();
+        await harness.cleanup?.(ns);
       }
     });
 

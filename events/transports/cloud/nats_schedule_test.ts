@@ -12,7 +12,6 @@ if (!reachable) {
 }
 
 const streamOf = (ns: string) => `FWT_${ns}`;
-const opened = new Map<string, NatsJetStreamClient[]>();
 
 /** Deletes the schedules bucket and the stream of a namespace. */
 async function drop(stream: string): Promise<void> {
@@ -27,15 +26,11 @@ async function drop(stream: string): Promise<void> {
 
 if (reachable) {
   runScheduleStoreConformance("NatsScheduleStore", {
-    create(ns) {
+    open(ns) {
       const c = new NatsJetStreamClient({ servers: NATS_ADDRESS, stream: streamOf(ns) });
-      opened.set(ns, [...opened.get(ns) ?? [], c]);
-      return c.scheduleStore();
+      return { store: c.scheduleStore(), close: () => c.close() };
     },
-    async cleanup(ns) {
-      for (const c of opened.get(ns) ?? []) await c.close();
-      await drop(streamOf(ns));
-    },
+    cleanup: (ns) => drop(streamOf(ns)),
   });
 
   Deno.test("schedules on NATS: three processes, one SIGKILLed, run each tick once", async () => {

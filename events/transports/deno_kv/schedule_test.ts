@@ -3,17 +3,12 @@ import { threeInstancesOneKilled } from "../../schedule/testdata/multi_process.t
 import { DenoKvTransport } from "./deno_kv.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "fw-kv-schedules-" });
-const opened = new Map<string, DenoKvTransport[]>();
 
 runScheduleStoreConformance("DenoKvScheduleStore", {
-  create(ns) {
+  open(ns) {
     // Two handles on one database file, as two processes would have.
     const t = new DenoKvTransport({ path: `${dir}/${ns}.sqlite` });
-    opened.set(ns, [...opened.get(ns) ?? [], t]);
-    return t.scheduleStore();
-  },
-  async cleanup(ns) {
-    for (const t of opened.get(ns) ?? []) await t.close();
+    return { store: t.scheduleStore(), close: () => t.close() };
   },
 });
 

@@ -3,31 +3,21 @@ import { runScheduleStoreConformance } from "../../schedule/store_conformance.ts
 import { threeInstancesOneKilled } from "../../schedule/testdata/multi_process.ts";
 import { KvStreamTransport } from "./redis_streams.ts";
 
-const URL = "redis://127.0.0.1:6379";
-const run = crypto.randomUUID().slice(0, 8);
-const prefixOf = (ns: string) => `fwtest:${run}:${ns}:`;
-const opened = new Map<string, KvStreamTransport[]>();
+const prefixOf = (ns: string) => `fwtest:sched:${ns}:`;
+const DROP = "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end";
 
+/** Deletes every key of a test's prefix. */
 async function dropKeys(prefix: string): Promise<void> {
-  const redis = await openRedis("test", { url: URL });
-  try {
-    const found = await redis.main.sendCommand(["KEYS", `${prefix}*`]) as string[];
-    if (found.length) await redis.main.sendCommand(["DEL", ...found]);
-  } finally {
-    await redis.close();
-  }
+  const redis = await openRedis("test", { url: "redis://127.0.0.1:6379" });
+  await redis.main.sendCommand(["EVAL", DROP, "0", `${prefix}*`]).finally(() => redis.close());
 }
 
 runScheduleStoreConformance("RedisScheduleStore", {
-  create(ns) {
-    const t = new KvStreamTransport({ url: URL, keyPrefix: prefixOf(ns) });
-    opened.set(ns, [...opened.get(ns) ?? [], t]);
-    return t.scheduleStore();
+  open(ns) {
+    const t = new KvStreamTransport({ url: "redis://127.0.0.1:6379", keyPrefix: prefixOf(ns) });
+    return { store: t.scheduleStore(), close: () => t.close() };
   },
-  async cleanup(ns) {
-    for (const t of opened.get(ns) ?? []) await t.close();
-    await dropKeys(prefixOf(ns));
-  },
+  cleanup: (ns) => dropKeys(prefixOf(ns)),
 });
 
 Deno.test("schedules on Redis: three processes, one SIGKILLed, run each tick once", async () => {

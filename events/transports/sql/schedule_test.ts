@@ -9,19 +9,14 @@ const schemaOf = (ns: string) => {
   if (!s) schemas.set(ns, s = randomSchema("sched"));
   return s;
 };
-const opened = new Map<string, SqlTransport[]>();
 
 runScheduleStoreConformance("SqlScheduleStore", {
-  create(ns) {
+  open(ns) {
     // Each store has its own client, as another process would.
     const t = new SqlTransport({ url: PG_URL, schema: schemaOf(ns), poolSize: 3 });
-    opened.set(ns, [...opened.get(ns) ?? [], t]);
-    return t.scheduleStore();
+    return { store: t.scheduleStore(), close: () => t.close() };
   },
-  async cleanup(ns) {
-    for (const t of opened.get(ns) ?? []) await t.close();
-    await dropSchemas([schemaOf(ns)]);
-  },
+  cleanup: (ns) => dropSchemas([schemaOf(ns)]),
 });
 
 Deno.test("schedules on PostgreSQL: three processes, one SIGKILLed, run each tick once", async () => {
