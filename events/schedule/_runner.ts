@@ -51,6 +51,10 @@ export class ScheduleRunner {
   readonly #cron: CronTicks;
   readonly #m: { run: Counter; failure: Counter; skipped: Counter; duration: Histogram };
   readonly #inFlight = new Set<Promise<void>>();
+  /** Runs executing here, as `tick:attempt`. */
+  readonly #running = new Set<string>();
+  readonly #isRunning = (run: RunRecord): boolean =>
+    run.owner === this.#s.instance && this.#running.has(`${run.tick}:${run.attempt}`);
   #cursor = 0;
   #timer: TimerHandle | undefined;
   #stopped = true;
@@ -174,6 +178,7 @@ export class ScheduleRunner {
         maxRetries: o.maxRetries,
         lease: o.lease,
         traceId: newTraceId(),
+        running: this.#isRunning,
         ...(tick !== undefined ? { tick } : {}),
       });
       if (!result.record) return { ...(stored ? { record: stored.record } : {}), tick, now };
@@ -205,7 +210,7 @@ export class ScheduleRunner {
   #armFor(record: ScheduleRecord | undefined): void {
     let at = this.#cron.next(this.#cursor) ?? Infinity;
     for (const run of record?.runs ?? []) {
-      if (run.owner !== this.#s.instance) at = Math.min(at, run.until);
+      if (!this.#isRunning(run)) at = Math.min(at, run.until);
     }
     if (at !== Infinity) this.#arm(at);
   }
@@ -223,7 +228,12 @@ export class ScheduleRunner {
       });
     }
     for (const run of result.start) {
-      const p = this.#execute(run).finally(() => this.#inFlight.delete(p));
+      const key = `${run.tick}:${run.attempt}`;
+      this.#running.add(key);
+      const p = this.#execute(run).finally(() => {
+        this.#running.delete(key);
+        this.#inFlight.delete(p);
+      });
       this.#inFlight.add(p);
     }
   }

@@ -26,6 +26,8 @@ export interface StepInput {
   readonly lease: number;
   /** Trace id for a run started now. */
   readonly traceId: string;
+  /** Whether this instance is running `run` now (its lease is renewed while it does). */
+  readonly running: (run: RunRecord) => boolean;
 }
 
 /** What a {@linkcode step} decided. */
@@ -57,8 +59,8 @@ export function step(current: ScheduleRecord | undefined, input: StepInput): Ste
   const start: RunRecord[] = [];
   const abandoned: RunRecord[] = [];
   for (const run of base.runs) {
-    if (run.until > now || run.owner === instance) {
-      // Running elsewhere with a live lease, waiting for a later retry, or ours (we renew it).
+    if (run.until > now || (run.owner === instance && input.running(run))) {
+      // Running elsewhere with a live lease, waiting for a later retry, or running here.
       runs.push(run);
       continue;
     }

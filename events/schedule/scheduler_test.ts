@@ -467,3 +467,32 @@ Deno.test("ticks that came while the instance was late still run, each once, in 
   // Wake-ups at 3.5 s, 6.5 s and 9.5 s each find three ticks due.
   assert.deepEqual(at, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
 });
+
+Deno.test("a run whose outcome could not be written before its lease ended runs again, here too", async () => {
+  const r = rig();
+  const store = new FlakyStore();
+  const broker = Object.assign(new MemoryBroker({ clock: r.clock }), {
+    scheduleStore: () => store,
+  });
+  const attempts: number[] = [];
+  await r.make(
+    [
+      schedule("solo").options({ cron: "0 * * * *", lease: 3_000 }).handle((run) => {
+        attempts.push(run.attempt);
+        if (run.attempt === 1) {
+          // The engine is down for longer than the lease: the outcome is never written.
+          store.down = true;
+          r.clock.setTimeout(() => store.down = false, 10_000);
+        }
+      }),
+    ],
+    { transports: { memory: broker } },
+  );
+  await r.clock.advance(3_600_000 + 20_000);
+  await r.stop();
+  // The one instance takes its own stale run over (at least once), and the schedule goes on.
+  assert.deepEqual(attempts, [1, 2]);
+  const stored = await store.read("solo");
+  assert.deepEqual(stored?.record.runs, []);
+  assert.equal(stored?.record.last?.outcome, "ok");
+});
