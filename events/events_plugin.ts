@@ -27,6 +27,9 @@ import {
 import { EventBus, type StoredDeadLetter } from "./event_bus.ts";
 import { isHandlerDefinition } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
+import { isScheduleDefinition } from "./schedule/schedule.ts";
+import type { ScheduleDefinition } from "./schedule/schedule_types.ts";
+import { Scheduler } from "./schedule/scheduler.ts";
 import { type LocalBroker, serveLocalBroker } from "./transports/http_broker/local_broker.ts";
 import { MemoryBroker } from "./transports/memory_broker.ts";
 import { activateBus, attachBus } from "./publisher.ts";
@@ -44,6 +47,8 @@ export interface EventsOptions {
   autoScan?: boolean;
   /** Explicit handlers (with or without `autoScan`). */
   handlers?: readonly HandlerDefinition[];
+  /** Explicit schedules (with or without `autoScan`); `*.on.ts` files may export them too. */
+  schedules?: readonly ScheduleDefinition[];
   /** Handler folder beside the entry file (default `events`). */
   scanFolder?: string;
   /** Overrides the entry directory (a path or `import.meta.url`). */
@@ -81,6 +86,8 @@ export interface EventsPlugin extends Plugin {
   readonly options: EventsOptions;
   /** The bus (after warmup). */
   readonly bus: EventBus | undefined;
+  /** The schedules' runner (after warmup, when there are schedules). */
+  readonly scheduler: Scheduler | undefined;
   /** The in-process broker, when the app uses one. */
   readonly broker: MemoryBroker | undefined;
   /** The local broker server, when serving. */
@@ -89,6 +96,24 @@ export interface EventsPlugin extends Plugin {
   deadLetters(options?: { topic?: string }): Promise<StoredDeadLetter[]>;
   /** Publishes kept dead letters again on their original topic; returns how many. */
   redrive(ids?: readonly string[]): Promise<number>;
+}
+
+/** Checks an array option of definitions, naming the first bad item. */
+function checkList(
+  list: unknown,
+  option: string,
+  is: (value: unknown) => boolean,
+  expected: string,
+): void {
+  if (list === undefined) return;
+  if (!Array.isArray(list)) {
+    throw new TypeError(`Invalid events() option "${option}": expected an array`);
+  }
+  list.forEach((item, i) => {
+    if (!is(item)) {
+      throw new TypeError(`Invalid events() option "${option}[${i}]": expected ${expected}`);
+    }
+  });
 }
 
 function checkOptions(o: EventsOptions & { transport?: Transport }): void {
@@ -114,18 +139,18 @@ function checkOptions(o: EventsOptions & { transport?: Transport }): void {
     // Fails now, naming the rule, when a route or the default names an unknown transport.
     createTransportRouter(o.routes ?? [], Object.keys(o.transports), o.defaultTransport);
   }
-  if (o.handlers !== undefined) {
-    if (!Array.isArray(o.handlers)) {
-      throw new TypeError('Invalid events() option "handlers": expected an array of handlers');
-    }
-    o.handlers.forEach((h, i) => {
-      if (!isHandlerDefinition(h)) {
-        throw new TypeError(
-          `Invalid events() option "handlers[${i}]": expected a handler made with handler(Topic).handle()`,
-        );
-      }
-    });
-  }
+  checkList(
+    o.handlers,
+    "handlers",
+    isHandlerDefinition,
+    "a handler made with handler(Topic).handle()",
+  );
+  checkList(
+    o.schedules,
+    "schedules",
+    isScheduleDefinition,
+    "a schedule made with schedule(name).handle()",
+  );
   if (
     o.brokerPort !== undefined && o.brokerPort !== false &&
     !(Number.isInteger(o.brokerPort) && o.brokerPort >= 0 && o.brokerPort <= 65535)
@@ -155,16 +180,18 @@ function explicitTransport(o: EventsOptions): Transport | undefined {
   return o.transport;
 }
 
-/** Handler definitions exported by discovered modules: `[file#export, definition]`, sorted. */
-function handlersOf(
+/** Definitions exported by discovered modules: `[file#export, definition]`, sorted. */
+function definitionsOf<T>(
   modules: Record<string, Record<string, unknown>>,
   folder: string,
-): Array<[string, HandlerDefinition]> {
-  const out: Array<[string, HandlerDefinition]> = [];
+  is: (value: unknown) => value is T,
+): Array<[string, T]> {
+  const out: Array<[string, T]> = [];
   for (const file of Object.keys(modules).sort()) {
     const mod = modules[file];
     for (const name of Object.keys(mod).sort()) {
-      if (isHandlerDefinition(mod[name])) out.push([`${folder}/${file}#${name}`, mod[name]]);
+      const value = mod[name];
+      if (is(value)) out.push([`${folder}/${file}#${name}`, value]);
     }
   }
   return out;
@@ -201,6 +228,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
   const explicit = explicitTransport(options);
   checkOptions({ ...options, transport: explicit });
   let bus: EventBus | undefined;
+  let scheduler: Scheduler | undefined;
   let broker: MemoryBroker | undefined;
   let local: LocalBroker | undefined;
   let deactivate: (() => void) | undefined;
@@ -211,6 +239,9 @@ export function events(options: EventsOptions = {}): EventsPlugin {
     options,
     get bus() {
       return bus;
+    },
+    get scheduler() {
+      return scheduler;
     },
     get broker() {
       return broker;
@@ -250,9 +281,8 @@ export function events(options: EventsOptions = {}): EventsPlugin {
         const ready = (t as { ready?: () => Promise<void> }).ready;
         if (typeof ready === "function") await ready.call(t);
       }
-      bus = new EventBus({
+      const services = {
         transports,
-        routes: options.routes,
         defaultTransport: options.defaultTransport,
         clock: ctx.clock,
         logger: ctx.logger,
@@ -260,8 +290,10 @@ export function events(options: EventsOptions = {}): EventsPlugin {
         ...(ctx.tracer ? { tracer: ctx.tracer } : {}),
         container: ctx.container,
         ...(options.random ? { random: options.random } : {}),
-      });
+      };
+      bus = new EventBus({ ...services, routes: options.routes });
       const found: Array<[string | undefined, HandlerDefinition]> = [];
+      const timed: Array<[string | undefined, ScheduleDefinition]> = [];
       if (options.autoScan !== false) {
         let modules = options.manifest?.modules;
         if (!modules) {
@@ -276,11 +308,17 @@ export function events(options: EventsOptions = {}): EventsPlugin {
           }
           modules = loaded?.modules ?? {};
         }
-        found.push(...handlersOf(modules, folder));
+        found.push(...definitionsOf(modules, folder, isHandlerDefinition));
+        timed.push(...definitionsOf(modules, folder, isScheduleDefinition));
       }
       for (const h of options.handlers ?? []) found.push([undefined, h]);
       for (const [source, def] of found) {
         await bus.add(def, def.name ?? source ?? undefined, source);
+      }
+      for (const s of options.schedules ?? []) timed.push([undefined, s]);
+      if (timed.length > 0) {
+        scheduler = new Scheduler(services);
+        for (const [source, def] of timed) scheduler.add(def, source);
       }
     },
     async start(ctx: AppContext) {
@@ -301,6 +339,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
         }
       }
       await bus!.start();
+      await scheduler?.start();
       const undoActive = activateBus(bus!);
       const detach = attachBus(ctx.container, bus!);
       deactivate = () => {
@@ -313,6 +352,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
       deactivate = undefined;
       await local?.close();
       local = undefined;
+      await scheduler?.stop();
       await bus?.stop();
     },
   };

@@ -5,7 +5,8 @@
  * @module
  */
 
-import { isProvider, type ProviderMap, type SchemaLike } from "@fw/runtime";
+import type { ProviderMap, SchemaLike } from "@fw/runtime";
+import { checkProviders } from "./_providers.ts";
 import { isTopic, type Topic } from "./topic.ts";
 import type {
   HandlerBuilder,
@@ -130,17 +131,7 @@ class Builder {
     return this.#with({ filter: { attributes: Object.freeze({ ...attrs }) } });
   }
   inject(providers: ProviderMap): Builder {
-    if (typeof providers !== "object" || providers === null) {
-      throw new TypeError("Invalid .inject() argument: expected an object of providers");
-    }
-    for (const [k, p] of Object.entries(providers)) {
-      if (!isProvider(p)) {
-        throw new TypeError(
-          `Invalid .inject() provider "${k}": expected a provider made with provider()`,
-        );
-      }
-    }
-    return this.#with({ inject: providers });
+    return this.#with({ inject: checkProviders(providers) });
   }
   named(name: string): Builder {
     if (typeof name !== "string" || !name) {

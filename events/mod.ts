@@ -4,6 +4,7 @@
  * - `topic(name, schema, options)` declares an event kind; `getPublisher(Topic)` validates and
  *   publishes; `handler(Topic)` subscribes with retries, back-off, competing or broadcast
  *   delivery, filters, concurrency limits, manual ack and dead-lettering.
+ * - `schedule(name)` runs work on a cron schedule, once per tick across instances.
  * - `events({...})` is the application plugin: it discovers `*.on.ts` handler files, routes topics
  *   to transports, and runs the local development broker.
  * - `MemoryBroker` is the in-process transport; `EventBus` runs handlers over any transports; the
@@ -126,6 +127,25 @@ export {
 } from "./publisher.ts";
 export { type Envelope, envelopeProblem, newMessageId, newTraceId } from "./envelope.ts";
 export { retryDelay } from "./backoff.ts";
+export { isScheduleDefinition, schedule, SCHEDULE_DEFAULTS } from "./schedule/schedule.ts";
+export type {
+  ResolvedScheduleOptions,
+  ScheduleBuilder,
+  ScheduleContext,
+  ScheduleDefinition,
+  ScheduleFn,
+  ScheduleOptions,
+  ScheduleRun,
+} from "./schedule/schedule_types.ts";
+export { Scheduler, type SchedulerOptions } from "./schedule/scheduler.ts";
+export {
+  type LastRun,
+  MemoryScheduleStore,
+  type RunRecord,
+  type ScheduleRecord,
+  type ScheduleStore,
+  type StoredSchedule,
+} from "./schedule/store.ts";
 export {
   Consumer,
   type ConsumerOptions,

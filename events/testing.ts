@@ -1,6 +1,7 @@
 /**
  * Test support for transport and realtime-broker authors: the conformance suites every transport
- * (`runTransportConformance`) and every realtime broker (`runRealtimeConformance`) passes.
+ * (`runTransportConformance`) and every realtime broker (`runRealtimeConformance`) passes, and
+ * the suite of the schedule state a transport keeps (`runScheduleStoreConformance`).
  *
  * @example
  * ```ts ignore
@@ -28,3 +29,8 @@ export {
   type ConformanceStepResult,
   runEventServerConformance,
 } from "./protocol/conformance.ts";
+export {
+  type OpenedScheduleStore,
+  runScheduleStoreConformance,
+  type ScheduleStoreHarness,
+} from "./schedule/store_conformance.ts";

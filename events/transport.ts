@@ -8,6 +8,7 @@
  */
 
 import type { Envelope } from "./envelope.ts";
+import type { ScheduleStore } from "./schedule/store.ts";
 
 /** One subscriber instance joining a subscription group. */
 export interface SubscriptionSpec {
@@ -126,6 +127,11 @@ export interface Transport {
   readonly deadLetters: DeadLetterStore;
   /** Releases resources; pending redeliveries are kept where the transport is persistent. */
   close(): Promise<void>;
+  /**
+   * The store where schedules on this transport keep their shared state (claimed ticks, leases,
+   * the last run), in the transport's engine. Absent on transports that cannot run schedules.
+   */
+  scheduleStore?(): ScheduleStore;
 }
 
 /** Thrown by publish when a subscriber's queue is full and its overflow is `throw`. */

@@ -31,6 +31,7 @@ Deno.test("events() discovers *.on.ts handlers through the generated loader", as
   const loaderPath = written.find((p) => p.endsWith("events.gen.ts"))!;
   const loader = await Deno.readTextFile(loaderPath);
   assert.match(loader, /"deep\/nested.on.ts": \$0,\n {4}"ping.on.ts": \$1,/);
+  assert.match(loader, /"tick.on.ts": \$2,/);
   assert.doesNotMatch(loader, /helper/);
   const sink = new MemorySink();
   const plugin = events({ root: entry, brokerPort: false });
@@ -42,6 +43,7 @@ Deno.test("events() discovers *.on.ts handlers through the generated loader", as
       "events/ping.on.ts#default",
       "events/ping.on.ts#second",
     ]);
+    assert.deepEqual(plugin.scheduler!.schedules.map((s) => s.name), ["fixture.nightly"]);
     assert.ok(!sink.records.some((r) => r.message.includes("out of date")), "loader used");
     const { Ping, seen } = await import("./fixtures/events_app/topics.ts");
     await getPublisher(Ping)({ n: 1 });
@@ -279,4 +281,61 @@ Deno.test("a route handler publishes with its trace id; the event context carrie
   } finally {
     await app.stop();
   }
+});
+
+Deno.test("events({ schedules }) runs a schedule on the app's clock, meter, logger and container", async () => {
+  const { ManualClock, provider } = await import("@fw/runtime");
+  const { schedule } = await import("@fw/events");
+  const clock = new ManualClock(Date.UTC(2030, 0, 1));
+  const meter = new MemoryMeter();
+  const sink = new MemorySink();
+  const telemetry: Plugin = { name: "test-telemetry", setup: (ctx) => ctx.setMeter(meter) };
+  const Greeting = provider({ name: "Greeting", factory: () => "hello" });
+  const seen: string[] = [];
+  const app = application({ clock, logger: createLogger({ sink }) }).use(telemetry).use(events({
+    autoScan: false,
+    brokerPort: false,
+    schedules: [
+      schedule("app.minutely").options({ cron: "* * * * *" }).inject({ Greeting })
+        .handle(({ Greeting }, run) => {
+          seen.push(`${Greeting} ${run.scheduledAt.toISOString()}`);
+        }),
+    ],
+  }));
+  await app.start();
+  try {
+    await clock.advance(120_000);
+  } finally {
+    await app.stop();
+  }
+  assert.deepEqual(seen, ["hello 2030-01-01T00:01:00.000Z", "hello 2030-01-01T00:02:00.000Z"]);
+  assert.equal(meter.sum("events.schedule.app.minutely.run"), 2);
+  assert.equal(sink.records.filter((r) => r.message === "schedule run").length, 2);
+});
+
+Deno.test("events() fails at start-up for a bad schedule: not a schedule, bad cron, unknown transport", async () => {
+  const { schedule } = await import("@fw/events");
+  assert.throws(
+    () => events({ schedules: [{} as never] }),
+    /Invalid events\(\) option "schedules\[0\]": expected a schedule/,
+  );
+  const badCron = application({ logger: quiet() }).use(events({
+    autoScan: false,
+    brokerPort: false,
+    schedules: [schedule("bad.cron").options({ cron: "0 25 * * *" }).handle(() => {})],
+  }));
+  await assert.rejects(
+    () => badCron.start(),
+    /Invalid schedule option "cron" for schedule "bad.cron"/,
+  );
+  await badCron.stop();
+  const badTransport = application({ logger: quiet() }).use(events({
+    autoScan: false,
+    brokerPort: false,
+    schedules: [
+      schedule("bad.transport").options({ cron: "* * * * *", transport: "redis" }).handle(() => {}),
+    ],
+  }));
+  await assert.rejects(() => badTransport.start(), /"transport".*"redis" is not a key/);
+  await badTransport.stop();
 });

@@ -7,9 +7,8 @@
 import assert from "node:assert/strict";
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler } from "@opentelemetry/sdk-trace";
 import { application, telemetry } from "@fw/application";
-import { events, getPublisher, handler, Int, topic } from "@fw/events";
-import { createLogger, runInContext, SPAN_KEY } from "@fw/runtime";
-import { endProcessSpan, startScheduleSpan } from "../events/_tracing.ts";
+import { events, getPublisher, handler, Int, schedule, topic } from "@fw/events";
+import { createLogger, ManualClock } from "@fw/runtime";
 import { checkTrace, memoryTracing, parentOf, roundTrip } from "./_tracing.ts";
 
 Deno.test("tracing: request -> publish -> two attempts -> ack is one trace on the memory broker", async () => {
@@ -111,29 +110,52 @@ Deno.test("tracing: a dead letter's publish span links to the original message; 
   }
 });
 
-Deno.test("tracing: the schedule hook starts a new trace per run that the job's publishes join", async () => {
+Deno.test("tracing: each schedule attempt is a span of its own trace that the job's publishes join", async () => {
   const { provider, exporter } = memoryTracing();
+  const clock = new ManualClock(Date.UTC(2030, 0, 1));
   const Tick = topic("clock.tick", { n: Int });
+  let runs = 0;
   const plugin = events({
     autoScan: false,
     brokerPort: false,
     handlers: [handler(Tick).options({ group: "t" }).handle(() => {})],
+    schedules: [
+      schedule("nightly").options({ cron: "* * * * *", jitter: 0, maxRetries: 1 })
+        .handle(async (run) => {
+          runs++;
+          await getPublisher(Tick)({ n: run.attempt });
+          if (run.attempt === 1) throw new Error("first attempt fails");
+        }),
+    ],
   });
-  const app = application({ logger: createLogger({ level: "silent" }) })
+  const app = application({ clock, logger: createLogger({ level: "silent" }) })
     .use(telemetry({ tracerProvider: provider, http: false }))
     .use(plugin);
   await app.start();
   try {
-    const bus = plugin.bus!;
-    const span = startScheduleSpan(bus.tracer!, "nightly", { "fw.schedule.cron": "0 3 * * *" });
-    await runInContext({ [SPAN_KEY]: span }, () => getPublisher(Tick)({ n: 1 }));
-    endProcessSpan(span, "acked");
-    const run = exporter.getFinishedSpans().find((s) => s.name === "nightly run")!;
-    const publish = exporter.getFinishedSpans().find((s) => s.name === "clock.tick publish")!;
-    assert.equal(run.attributes["fw.schedule.cron"], "0 3 * * *");
-    assert.equal(parentOf(publish), run.spanContext().spanId);
+    await clock.advance(60_000); // the tick: attempt 1 fails
+    await clock.advance(1_000); // the retry after 1 s succeeds
   } finally {
     await app.stop();
-    await provider.shutdown();
   }
+  await provider.forceFlush();
+  const spans = exporter.getFinishedSpans();
+  await provider.shutdown();
+  assert.equal(runs, 2);
+  const attempts = spans.filter((s) => s.name === "nightly run");
+  assert.deepEqual(
+    attempts.map((s) => [s.attributes["fw.schedule.attempt"], s.attributes["fw.events.outcome"]]),
+    [[1, "failed"], [2, "acked"]],
+  );
+  assert.equal(attempts[0].attributes["fw.schedule.cron"], "* * * * *");
+  assert.equal(attempts[0].attributes["fw.schedule.scheduled_at"], "2030-01-01T00:01:00.000Z");
+  assert.equal(attempts[0].status.code, 2, "a failed attempt is an ERROR span");
+  assert.equal(attempts[0].events.find((e) => e.name === "exception")?.name, "exception");
+  assert.equal(attempts[0].parentSpanContext, undefined, "each attempt starts a new trace");
+  const publishes = spans.filter((s) => s.name === "clock.tick publish");
+  assert.deepEqual(
+    publishes.map(parentOf),
+    attempts.map((s) => s.spanContext().spanId),
+    "what a run publishes is a child of its attempt",
+  );
 });

@@ -10,6 +10,7 @@
 import { type Clock, type Logger, type Meter, systemClock, type TimerHandle } from "@fw/runtime";
 import type { Envelope } from "../envelope.ts";
 import { MemoryDeadLetters } from "../dead_letters.ts";
+import { MemoryScheduleStore } from "../schedule/store.ts";
 import {
   type Admission,
   type Delivery,
@@ -368,4 +369,10 @@ export class MemoryBroker implements Transport {
     this.#timers.clear();
     return Promise.resolve();
   }
+
+  /** Schedule state in this process, shared by every bus on this broker. */
+  scheduleStore(): MemoryScheduleStore {
+    return this.#schedules ??= new MemoryScheduleStore();
+  }
+  #schedules: MemoryScheduleStore | undefined;
 }

@@ -8,6 +8,8 @@
  * @module
  */
 
+import type { ScheduleStore } from "../../schedule/store.ts";
+
 /** Options of one publish. */
 export interface CloudPublishOptions {
   /** Message attributes (headers): string keys and values, filterable by the engine. */
@@ -90,6 +92,11 @@ export interface CloudPubSubClient {
   hasSubscriptions(topic: string): Promise<boolean>;
   /** Releases the client's connections (those it owns). */
   close(): Promise<void>;
+  /**
+   * Where schedules on this transport keep their shared state (optional: without it, the
+   * transport runs no schedules). `natsJetStreamClient()` keeps it in a key-value bucket.
+   */
+  scheduleStore?(): ScheduleStore;
 }
 
 const METHODS = ["publish", "subscribe", "hasSubscriptions", "close"] as const;

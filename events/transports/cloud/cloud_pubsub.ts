@@ -22,6 +22,7 @@
 import { type Clock, type Logger, type Meter, systemClock } from "@fw/runtime";
 import { MemoryDeadLetters } from "../../dead_letters.ts";
 import { type Envelope, newTraceId } from "../../envelope.ts";
+import type { ScheduleStore } from "../../schedule/store.ts";
 import type {
   Delivery,
   DeliveryListener,
@@ -116,6 +117,8 @@ export class CloudPubSubTransport implements Transport {
   get messagingSystem(): string {
     return this.#client.system ?? "cloud";
   }
+  /** The client's schedule state, when it keeps one (NATS: a key-value bucket). */
+  readonly scheduleStore?: () => ScheduleStore;
   readonly #client: CloudPubSubClient;
   readonly #maxDeliveries: number;
   readonly #refusedDelay: number;
@@ -136,6 +139,10 @@ export class CloudPubSubTransport implements Transport {
       throw new TypeError("Invalid cloudPubSubTransport() options: expected an object");
     }
     this.#client = assertCloudPubSubClient(options.client);
+    const client = this.#client;
+    if (typeof client.scheduleStore === "function") {
+      this.scheduleStore = () => client.scheduleStore!();
+    }
     this.#maxDeliveries = positiveInt("maxDeliveries", options.maxDeliveries, 100, 2);
     this.#refusedDelay = positiveInt("refusedDelayMs", options.refusedDelayMs, 1000, 0);
     this.#closeClient = options.closeClient ?? true;

@@ -41,6 +41,8 @@ import type {
   CloudSubscribeOptions,
   CloudSubscription,
 } from "./client.ts";
+import type { ScheduleStore } from "../../schedule/store.ts";
+import { NatsScheduleStore } from "./_schedule_nats.ts";
 
 /**
  * A connection from `connect()` of npm `@nats-io/transport-node` (or `@nats-io/nats-core`),
@@ -459,6 +461,16 @@ export class NatsJetStreamClient implements CloudPubSubClient {
       await this.#connection.close();
     }
   }
+
+  /** Schedule state in the JetStream key-value bucket `<stream>_SCHEDULES`. */
+  scheduleStore(): ScheduleStore {
+    return this.#schedules ??= new NatsScheduleStore(
+      async () => (await this.#open()).nc,
+      `${this.#stream}_SCHEDULES`,
+      this.#o,
+    );
+  }
+  #schedules: ScheduleStore | undefined;
 }
 
 /**

@@ -37,6 +37,8 @@ import {
   unpark,
 } from "./_registry.ts";
 import { DenoKvDeadLetters } from "./dead_letters.ts";
+import { DenoKvScheduleStore } from "./_schedule.ts";
+import type { ScheduleStore } from "../../schedule/store.ts";
 import type { DenoKvTransportOptions } from "./_options.ts";
 
 export type { DenoKvTransportOptions } from "./_options.ts";
@@ -346,6 +348,12 @@ export class DenoKvTransport implements Transport {
       await this.#dispatcher.listening;
     }
   }
+
+  /** Schedule state in Deno KV: a key per schedule, `[prefix, "schedules", name]`. */
+  scheduleStore(): ScheduleStore {
+    return this.#schedules ??= new DenoKvScheduleStore(() => this.#open(), this.#prefix);
+  }
+  #schedules: ScheduleStore | undefined;
 }
 
 /**

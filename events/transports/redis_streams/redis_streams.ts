@@ -45,6 +45,8 @@ import { Reader } from "./_reader.ts";
 import { beat, reap, reapMember, trimStream } from "./_registry.ts";
 import { PUBLISH, PUBLISH_MANY } from "./_scripts.ts";
 import { RedisDeadLetters } from "./dead_letters.ts";
+import { RedisScheduleStore } from "./_schedule.ts";
+import type { ScheduleStore } from "../../schedule/store.ts";
 
 export type { KvStreamTransportOptions } from "./_options.ts";
 
@@ -403,6 +405,15 @@ export class KvStreamTransport implements Transport {
       );
     }
   }
+
+  /** Schedule state in Redis: a key per schedule, `<prefix>:schedule:<name>`. */
+  scheduleStore(): ScheduleStore {
+    return this.#schedules ??= new RedisScheduleStore(
+      () => this.#connect().then((c) => c.main),
+      this.#o.prefix,
+    );
+  }
+  #schedules: ScheduleStore | undefined;
 }
 
 /**

@@ -41,6 +41,8 @@ import { type SqlQueries, sqlQueries } from "./_queries.ts";
 import { AckBatcher, type ClaimContext, ClaimLoop, withDeadline } from "./_claims.ts";
 import { SqlDeadLetters } from "./dead_letters.ts";
 import { WakeNotifier } from "./_wake.ts";
+import { SqlScheduleStore } from "./_schedule.ts";
+import type { ScheduleStore } from "../../schedule/store.ts";
 
 export type { SqlTransportOptions } from "./_options.ts";
 
@@ -366,6 +368,15 @@ export class SqlTransport implements Transport {
     await consumer?.close();
     await conn.close();
   }
+
+  /** Schedule state in PostgreSQL: a row per schedule in `<schema>.schedules`. */
+  scheduleStore(): ScheduleStore {
+    return this.#schedules ??= new SqlScheduleStore(
+      async () => (await this.#conns.main()).sql,
+      this.#names.schema,
+    );
+  }
+  #schedules: ScheduleStore | undefined;
 }
 
 /**

@@ -1,0 +1,107 @@
+/**
+ * Internal to the NATS JetStream client: the schedule state, in a JetStream key-value bucket
+ * (`<stream>_SCHEDULES`, one value per key, created on first use) through npm `@nats-io/kv`, the
+ * one module that imports it. One key per schedule (its name in base64url, since KV keys cannot
+ * hold every character a name may). The first write is a KV `create` (refused when the key
+ * exists), later ones an `update` at the revision read, so exactly one instance moves a
+ * schedule's `tick` forward and runs that tick. Both need nothing newer than NATS 2.9.
+ *
+ * @module
+ */
+
+import { type KV, Kvm, type KvOptions } from "@nats-io/kv";
+import {
+  parseScheduleRecord,
+  type ScheduleRecord,
+  type ScheduleStore,
+  type StoredSchedule,
+} from "../../schedule/store.ts";
+
+/** A NATS connection (or JetStream client), as `Kvm` takes it. */
+type Connection = ConstructorParameters<typeof Kvm>[0];
+
+/** JetStream's "wrong last sequence": the key changed (or exists) since it was read. */
+const WRONG_LAST_SEQUENCE = 10071;
+
+function conflict(err: unknown): boolean {
+  const e = err as { code?: unknown; api_error?: { err_code?: number }; message?: string };
+  return e?.api_error?.err_code === WRONG_LAST_SEQUENCE || e?.code === WRONG_LAST_SEQUENCE ||
+    /wrong last sequence/i.test(String(e?.message));
+}
+
+function keyOf(name: string): string {
+  const bytes = new TextEncoder().encode(name);
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_")
+    .replaceAll("=", "");
+}
+
+/** Schedule state in a NATS key-value bucket. */
+export class NatsScheduleStore implements ScheduleStore {
+  readonly #nc: () => Promise<Connection>;
+  readonly #bucket: string;
+  readonly #replicas: number;
+  readonly #storage: "file" | "memory";
+  #kv: Promise<KV> | undefined;
+
+  /**
+   * @param nc The client's connection (opened on first use).
+   * @param bucket The bucket name.
+   * @param settings The client's storage and replicas.
+   */
+  constructor(
+    nc: () => Promise<Connection>,
+    bucket: string,
+    settings: { storage: "file" | "memory"; replicas: number },
+  ) {
+    this.#nc = nc;
+    this.#bucket = bucket;
+    this.#storage = settings.storage;
+    this.#replicas = settings.replicas;
+  }
+
+  #open(): Promise<KV> {
+    return this.#kv ??= this.#nc().then((nc) =>
+      new Kvm(nc).create(this.#bucket, {
+        history: 1,
+        storage: this.#storage as KvOptions["storage"],
+        replicas: this.#replicas,
+      })
+    ).catch((err) => {
+      this.#kv = undefined;
+      throw new Error(
+        `Cannot open the NATS key-value bucket "${this.#bucket}": ${(err as Error).message}`,
+        { cause: err },
+      );
+    });
+  }
+
+  /** Deletes the bucket (tests). */
+  async drop(): Promise<void> {
+    await (await this.#open()).destroy();
+    this.#kv = undefined;
+  }
+
+  async read(name: string): Promise<StoredSchedule | undefined> {
+    const entry = await (await this.#open()).get(keyOf(name));
+    if (!entry || entry.operation !== "PUT") return undefined;
+    const record = parseScheduleRecord(entry.string()) ?? { since: Date.now(), runs: [] };
+    return { record, version: String(entry.revision) };
+  }
+
+  async write(
+    name: string,
+    record: ScheduleRecord,
+    version: string | undefined,
+  ): Promise<boolean> {
+    const kv = await this.#open();
+    const json = JSON.stringify(record);
+    try {
+      if (version === undefined) await kv.create(keyOf(name), json);
+      else await kv.update(keyOf(name), json, Number(version));
+      return true;
+    } catch (err) {
+      if (conflict(err)) return false;
+      throw err;
+    }
+  }
+}
