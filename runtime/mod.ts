@@ -99,6 +99,7 @@ export {
   ERROR_CODES,
   type ErrorCode,
   errorCodeForStatus,
+  type ErrorStatuses,
   isErrorCode,
   statusText,
 } from "./error_codes.ts";
