@@ -204,11 +204,11 @@ class Client {
 }
 
 function deferredSocket(ready: Promise<ApiSocket<unknown, unknown>>): ApiSocket<unknown, unknown> {
-  const pending: unknown[] = [];
+  const pending: ((s: ApiSocket<unknown, unknown>) => void)[] = [];
   let socket: ApiSocket<unknown, unknown> | undefined;
   const opened = ready.then((s) => {
     socket = s;
-    for (const m of pending.splice(0)) s.send(m);
+    for (const write of pending.splice(0)) write(s);
     return s.opened;
   });
   opened.catch(() => {});
@@ -218,7 +218,8 @@ function deferredSocket(ready: Promise<ApiSocket<unknown, unknown>>): ApiSocket<
       return socket.socket;
     },
     opened,
-    send: (message) => socket ? socket.send(message) : void pending.push(message),
+    send: (message) => socket ? socket.send(message) : void pending.push((s) => s.send(message)),
+    end: () => socket ? socket.end() : void pending.push((s) => s.end()),
     close: (code, reason) => void ready.then((s) => s.close(code, reason)),
     async *[Symbol.asyncIterator]() {
       yield* await ready;

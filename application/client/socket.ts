@@ -12,6 +12,11 @@ import { ApiStreamError, statusOf } from "./errors.ts";
 export interface ApiSocket<In, Out> extends AsyncIterable<Out> {
   /** Sends one message as JSON; before the socket is open it is queued. */
   send(message: In): void;
+  /**
+   * Ends the client's stream (an empty frame): a client-stream handler then sends its result as
+   * the last message and the server closes the socket.
+   */
+  end(): void;
   /** Closes the socket (default code 1000); iteration then ends. */
   close(code?: number, reason?: string): void;
   /** Settles when the socket is open; rejects when it cannot open. */
@@ -80,12 +85,16 @@ export function apiSocket<In, Out>(
       const message = (envelope as { message?: unknown } | null)?.message;
       failure ??= new ApiStreamError(
         `Stream ${label} failed: ${message ?? JSON.stringify(envelope)}`,
-        statusOf(envelope, 500),
+        statusOf(envelope, Array.isArray((envelope as { errors?: unknown }).errors) ? 400 : 500),
         envelope,
       );
     } else queue.push(value);
     wake();
   });
+  const write = (text: string) => {
+    if (ws.readyState === WebSocket.CONNECTING) pending.push(text);
+    else ws.send(text);
+  };
   const onAbort = () => ws.close(1000);
   signal?.addEventListener("abort", onAbort, { once: true });
   async function* messages(): AsyncGenerator<Out> {
@@ -107,9 +116,10 @@ export function apiSocket<In, Out>(
     socket: ws,
     opened,
     send(message: In): void {
-      const text = JSON.stringify(message);
-      if (ws.readyState === WebSocket.CONNECTING) pending.push(text);
-      else ws.send(text);
+      write(JSON.stringify(message));
+    },
+    end(): void {
+      write("");
     },
     close(code = 1000, reason?: string): void {
       ws.close(code, reason);
