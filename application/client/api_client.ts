@@ -101,130 +101,18 @@ interface AnyOptions extends BaseCallOptions, StreamExtras {
 }
 
 function defaultSocket(url: string, headers: Record<string, string>): WebSocket {
-  if (Object.keys(headers).length) {
-    try {
-      // Deno takes headers here; browsers reject the object (they cannot send headers)
-      return new WebSocket(url, { headers } as unknown as string[]);
-    } catch {
-      // a browser: cookies only
-    }
+  try {
+    // Deno takes headers here; a browser rejects the object (it sends cookies, not headers)
+    return new WebSocket(url, { headers } as unknown as string[]);
+  } catch {
+    return new WebSocket(url);
   }
-  return new WebSocket(url);
 }
-
-const NO_BODY = new Set([204, 205, 304]);
 
 async function read(res: Response, method: string): Promise<unknown> {
-  if (NO_BODY.has(res.status) || method === "HEAD") return undefined;
-  const type = res.headers.get("content-type") ?? "";
-  if (type.includes("json")) return res.json();
-  const text = await res.text();
-  return text === "" ? undefined : text;
-}
-
-class Client {
-  readonly #base: string;
-  readonly #options: ApiClientOptions;
-  readonly #fetch: FetchLike;
-
-  constructor(baseUrl: string | URL, options: ApiClientOptions) {
-    this.#base = String(baseUrl).replace(/\/+$/, "");
-    this.#options = options;
-    this.#fetch = options.fetch ?? ((url, init) => fetch(url, init));
-  }
-
-  async #headers(given: HeadersInit | undefined, accept: string): Promise<Headers> {
-    const headers = new Headers(this.#options.headers);
-    headers.set("accept", accept);
-    if (this.#options.token) {
-      const value = await this.#options.token();
-      if (value) headers.set("authorization", value);
-    }
-    if (given) new Headers(given).forEach((v, k) => headers.set(k, v));
-    return headers;
-  }
-
-  async call(method: HttpMethod, path: string, options: AnyOptions = {}): Promise<unknown> {
-    const url = this.#base + fillPath(path, options.params) + queryString(options.query);
-    const headers = await this.#headers(options.headers, "application/json");
-    let body: string | undefined;
-    if (options.body !== undefined) {
-      body = JSON.stringify(options.body);
-      headers.set("content-type", "application/json");
-    }
-    const res = await this.#fetch(url, {
-      method,
-      headers,
-      body,
-      signal: options.signal,
-      redirect: options.redirect,
-    });
-    const value = await read(res, method);
-    return res.ok || (res.status >= 300 && res.status < 400)
-      ? { ok: true, status: res.status, data: value, headers: res.headers }
-      : { ok: false, status: res.status, error: value, headers: res.headers };
-  }
-
-  stream(route: string, options: AnyOptions = {}): ApiEventStream<unknown> {
-    const path = route.replace(/^GET /, "");
-    const url = this.#base + fillPath(path, options.params) + queryString(options.query);
-    return sseStream(
-      (lastEventId) =>
-        this.#headers(options.headers, "text/event-stream").then((headers) => {
-          if (lastEventId !== undefined) headers.set("last-event-id", lastEventId);
-          return this.#fetch(url, { headers, signal: options.signal });
-        }),
-      {
-        label: `GET ${path}`,
-        lastEventId: options.lastEventId,
-        retries: options.retries ?? 3,
-        retryDelayMs: options.retryDelayMs ?? 1000,
-        signal: options.signal,
-      },
-    );
-  }
-
-  connect(route: string, options: AnyOptions = {}): ApiSocket<unknown, unknown> {
-    const path = route.replace(/^GET /, "");
-    const url = (this.#base + fillPath(path, options.params) + queryString(options.query))
-      .replace(/^http/, "ws");
-    const headers: Record<string, string> = { ...this.#options.headers };
-    const open = this.#options.webSocket ?? defaultSocket;
-    const token = this.#options.token?.();
-    // a token that is already known opens the socket at once; a promised one first settles
-    if (token === undefined || typeof token === "string") {
-      if (token) headers.authorization = token;
-      return apiSocket(open(url, headers), `GET ${path}`, options.signal);
-    }
-    return deferredSocket(token.then((t) => {
-      if (t) headers.authorization = t;
-      return apiSocket(open(url, headers), `GET ${path}`, options.signal);
-    }));
-  }
-}
-
-function deferredSocket(ready: Promise<ApiSocket<unknown, unknown>>): ApiSocket<unknown, unknown> {
-  const pending: ((s: ApiSocket<unknown, unknown>) => void)[] = [];
-  let socket: ApiSocket<unknown, unknown> | undefined;
-  const opened = ready.then((s) => {
-    socket = s;
-    for (const write of pending.splice(0)) write(s);
-    return s.opened;
-  });
-  opened.catch(() => {});
-  return {
-    get socket(): WebSocket {
-      if (!socket) throw new Error("The socket is not created yet: await opened first");
-      return socket.socket;
-    },
-    opened,
-    send: (message) => socket ? socket.send(message) : void pending.push((s) => s.send(message)),
-    end: () => socket ? socket.end() : void pending.push((s) => s.end()),
-    close: (code, reason) => void ready.then((s) => s.close(code, reason)),
-    async *[Symbol.asyncIterator]() {
-      yield* await ready;
-    },
-  };
+  if (res.status === 204 || res.status === 205 || res.status === 304 || method === "HEAD") return;
+  if (res.headers.get("content-type")?.includes("json")) return res.json();
+  return (await res.text()) || undefined;
 }
 
 /**
@@ -260,15 +148,70 @@ function deferredSocket(ready: Promise<ApiSocket<unknown, unknown>>): ApiSocket<
  * ```
  */
 export function apiClient<R>(baseUrl: string | URL, options: ApiClientOptions = {}): ApiClient<R> {
-  const c = new Client(baseUrl, options);
-  const method = (m: HttpMethod) => (path: string, o?: AnyOptions) => c.call(m, path, o);
+  const base = String(baseUrl).replace(/\/+$/, "");
+  const send: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
+  const url = (path: string, o: AnyOptions) =>
+    base + fillPath(path, o.params) + queryString(o.query);
+  const headers = async (accept: string, given?: HeadersInit): Promise<Headers> => {
+    const h = new Headers(options.headers);
+    h.set("accept", accept);
+    const token = await options.token?.();
+    if (token) h.set("authorization", token);
+    if (given) new Headers(given).forEach((v, k) => h.set(k, v));
+    return h;
+  };
+  const call = (method: HttpMethod) => async (path: string, o: AnyOptions = {}) => {
+    const h = await headers("application/json", o.headers);
+    let body: string | undefined;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      h.set("content-type", "application/json");
+    }
+    const res = await send(url(path, o), {
+      method,
+      headers: h,
+      body,
+      signal: o.signal,
+      redirect: o.redirect,
+    });
+    const value = await read(res, method);
+    const { status } = res;
+    return status < 400
+      ? { ok: true, status, data: value, headers: res.headers }
+      : { ok: false, status, error: value, headers: res.headers };
+  };
   return {
-    get: method("GET"),
-    post: method("POST"),
-    put: method("PUT"),
-    patch: method("PATCH"),
-    delete: method("DELETE"),
-    stream: (route: string, o?: AnyOptions) => c.stream(route, o),
-    connect: (route: string, o?: AnyOptions) => c.connect(route, o),
+    get: call("GET"),
+    post: call("POST"),
+    put: call("PUT"),
+    patch: call("PATCH"),
+    delete: call("DELETE"),
+    stream(route: string, o: AnyOptions = {}) {
+      const path = route.replace(/^GET /, "");
+      const target = url(path, o);
+      return sseStream(async (lastEventId) => {
+        const h = await headers("text/event-stream", o.headers);
+        if (lastEventId !== undefined) h.set("last-event-id", lastEventId);
+        return send(target, { headers: h, signal: o.signal });
+      }, {
+        label: `GET ${path}`,
+        lastEventId: o.lastEventId,
+        retries: o.retries ?? 3,
+        retryDelayMs: o.retryDelayMs ?? 1000,
+        signal: o.signal,
+        onOpen: o.onOpen,
+      });
+    },
+    connect(route: string, o: AnyOptions = {}) {
+      const path = route.replace(/^GET /, "");
+      const target = url(path, o).replace(/^http/, "ws");
+      const open = options.webSocket ?? defaultSocket;
+      const created = Promise.resolve(options.token?.()).then((token) => {
+        const h: Record<string, string> = { ...options.headers };
+        if (token) h.authorization = token;
+        return open(target, h);
+      });
+      return apiSocket(created, `GET ${path}`, o.signal);
+    },
   } as unknown as ApiClient<R>;
 }

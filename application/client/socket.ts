@@ -8,7 +8,10 @@
 
 import { ApiStreamError, statusOf } from "./errors.ts";
 
-/** An open WebSocket stream: typed `send()` and an async iterable of typed incoming messages. */
+/**
+ * A WebSocket stream: typed `send()` and an async iterable of typed incoming messages. The socket
+ * opens once the token (when there is one) is known; messages sent before that are queued.
+ */
 export interface ApiSocket<In, Out> extends AsyncIterable<Out> {
   /** Sends one message as JSON; before the socket is open it is queued. */
   send(message: In): void;
@@ -21,27 +24,26 @@ export interface ApiSocket<In, Out> extends AsyncIterable<Out> {
   close(code?: number, reason?: string): void;
   /** Settles when the socket is open; rejects when it cannot open. */
   readonly opened: Promise<void>;
-  /** The underlying socket. */
-  readonly socket: WebSocket;
 }
 
 const NORMAL = new Set([1000, 1001, 1005]);
 
 /**
- * Wraps an unopened WebSocket.
+ * Wraps a WebSocket that is being created.
  *
- * @param ws The socket.
+ * @param created The socket, once the token is known.
  * @param label `"GET /chat"`, for messages.
  * @param signal Closes the socket when aborted.
  * @returns The typed socket.
  */
 export function apiSocket<In, Out>(
-  ws: WebSocket,
+  created: Promise<WebSocket>,
   label: string,
   signal?: AbortSignal,
 ): ApiSocket<In, Out> {
   const queue: unknown[] = [];
   const pending: string[] = [];
+  let ws: WebSocket | undefined;
   let waiting: (() => void) | undefined;
   let failure: ApiStreamError | undefined;
   let closed = false;
@@ -50,55 +52,62 @@ export function apiSocket<In, Out>(
     waiting = undefined;
     w?.();
   };
-  const opened = new Promise<void>((resolve, reject) => {
-    ws.addEventListener("open", () => {
-      for (const text of pending.splice(0)) ws.send(text);
-      resolve();
-    });
-    ws.addEventListener("close", (e) => {
-      closed = true;
-      if (!failure && !NORMAL.has(e.code)) {
-        failure = new ApiStreamError(
-          `Stream ${label} closed with code ${e.code}${e.reason ? `: ${e.reason}` : ""}`,
-          0,
-          undefined,
-          e.code,
-        );
-      }
-      if (failure) reject(failure);
-      else resolve();
-      wake();
-    });
-  });
+  const opened = created.then((socket) =>
+    new Promise<void>((resolve, reject) => {
+      ws = socket;
+      socket.onopen = () => {
+        for (const text of pending.splice(0)) socket.send(text);
+        resolve();
+      };
+      socket.onclose = (e) => {
+        closed = true;
+        if (!failure && !NORMAL.has(e.code)) {
+          failure = new ApiStreamError(
+            `Stream ${label} closed with code ${e.code}${e.reason ? `: ${e.reason}` : ""}`,
+            0,
+            undefined,
+            e.code,
+          );
+        }
+        if (failure) reject(failure);
+        else resolve();
+        wake();
+      };
+      socket.onmessage = (e) => {
+        let value: unknown = e.data;
+        try {
+          value = JSON.parse(e.data);
+        } catch {
+          // not JSON: keep the text
+        }
+        const envelope = (value as { error?: { message?: unknown; errors?: unknown } } | null)
+          ?.error;
+        if (typeof envelope === "object" && Object.keys(value!).length === 1) {
+          failure ??= new ApiStreamError(
+            `Stream ${label} failed: ${envelope?.message ?? JSON.stringify(envelope)}`,
+            statusOf(envelope, Array.isArray(envelope?.errors) ? 400 : 500),
+            envelope,
+          );
+        } else queue.push(value);
+        wake();
+      };
+      if (signal?.aborted) socket.close(1000);
+    })
+  );
   opened.catch(() => {});
-  ws.addEventListener("message", (e) => {
-    let value: unknown = e.data;
-    try {
-      value = JSON.parse(String(e.data));
-    } catch {
-      // not JSON: keep the text
-    }
-    const envelope = (value as { error?: unknown } | null)?.error;
-    if (
-      envelope !== undefined && typeof envelope === "object" && Object.keys(value!).length === 1
-    ) {
-      const message = (envelope as { message?: unknown } | null)?.message;
-      failure ??= new ApiStreamError(
-        `Stream ${label} failed: ${message ?? JSON.stringify(envelope)}`,
-        statusOf(envelope, Array.isArray((envelope as { errors?: unknown }).errors) ? 400 : 500),
-        envelope,
-      );
-    } else queue.push(value);
-    wake();
-  });
   const write = (text: string) => {
-    if (ws.readyState === WebSocket.CONNECTING) pending.push(text);
-    else ws.send(text);
+    if (ws?.readyState === 1) ws.send(text);
+    else pending.push(text);
   };
-  const onAbort = () => ws.close(1000);
+  const close = (code = 1000, reason?: string) => {
+    if (ws) ws.close(code, reason);
+    else created.then((s) => s.close(code, reason), () => {});
+  };
+  const onAbort = () => close();
   signal?.addEventListener("abort", onAbort, { once: true });
   async function* messages(): AsyncGenerator<Out> {
     try {
+      await created;
       while (true) {
         if (queue.length) {
           yield queue.shift() as Out;
@@ -113,17 +122,10 @@ export function apiSocket<In, Out>(
     }
   }
   return {
-    socket: ws,
     opened,
-    send(message: In): void {
-      write(JSON.stringify(message));
-    },
-    end(): void {
-      write("");
-    },
-    close(code = 1000, reason?: string): void {
-      ws.close(code, reason);
-    },
+    send: (message: In) => write(JSON.stringify(message)),
+    end: () => write(""),
+    close,
     [Symbol.asyncIterator]: () => messages(),
   };
 }

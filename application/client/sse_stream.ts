@@ -32,6 +32,8 @@ export interface SseSettings {
   retryDelayMs: number;
   /** Stops the stream. */
   signal?: AbortSignal;
+  /** Called each time the stream (re)opens. */
+  onOpen?: () => void;
 }
 
 /** An async iterable of a stream's messages, with the id of the last one received. */
@@ -128,6 +130,7 @@ export function sseStream<T>(open: SseOpen, settings: SseSettings): ApiEventStre
     while (true) {
       const res = await open(lastEventId);
       if (!res.ok || !res.body) throw await refusal(res, settings.label);
+      settings.onOpen?.();
       try {
         for await (const e of events(res.body)) {
           if (typeof e === "number") {

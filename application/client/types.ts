@@ -190,6 +190,8 @@ export interface StreamExtras extends BaseCallOptions {
   retries?: number;
   /** Wait before reconnecting, unless the server sent `retry:` (default 1000 ms). */
   retryDelayMs?: number;
+  /** Called each time the stream opens (and after each reconnection). */
+  onOpen?: () => void;
 }
 
 /** The options of `stream()`: params and query as the definition declares them. */
