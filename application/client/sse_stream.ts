@@ -43,7 +43,8 @@ export interface ApiEventStream<T> extends AsyncIterable<T> {
 }
 
 async function* events(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent | number> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
   let buffer = "";
   let id: string | undefined;
   let event = "";
@@ -52,7 +53,7 @@ async function* events(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEven
     while (true) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += value;
+      buffer += decoder.decode(value, { stream: true });
       let nl: number;
       while ((nl = buffer.search(/\r\n|\r|\n/)) !== -1) {
         const line = buffer.slice(0, nl);
