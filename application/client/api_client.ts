@@ -152,20 +152,27 @@ export function apiClient<R>(baseUrl: string | URL, options: ApiClientOptions = 
   const send: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
   const url = (path: string, o: AnyOptions) =>
     base + fillPath(path, o.params) + queryString(o.query);
-  const headers = async (accept: string, given?: HeadersInit): Promise<Headers> => {
-    const h = new Headers(options.headers);
-    h.set("accept", accept);
-    const token = await options.token?.();
-    if (token) h.set("authorization", token);
-    if (given) new Headers(given).forEach((v, k) => h.set(k, v));
+  const defaults: Record<string, string> = {};
+  for (const k in options.headers) defaults[k.toLowerCase()] = options.headers[k];
+  /** The request headers: defaults, `accept`, the token (when there is one), then the call's. */
+  const headers = async (accept: string, given?: HeadersInit): Promise<Record<string, string>> => {
+    const h: Record<string, string> = { ...defaults, accept };
+    if (options.token) {
+      const token = await options.token();
+      if (token) h.authorization = token;
+    }
+    if (given) new Headers(given).forEach((v, k) => h[k] = v);
     return h;
   };
   const call = (method: HttpMethod) => async (path: string, o: AnyOptions = {}) => {
-    const h = await headers("application/json", o.headers);
+    // no token and no headers of the call: no promise to wait for
+    const h = options.token || o.headers
+      ? await headers("application/json", o.headers)
+      : { ...defaults, accept: "application/json" };
     let body: string | undefined;
     if (o.body !== undefined) {
       body = JSON.stringify(o.body);
-      h.set("content-type", "application/json");
+      h["content-type"] = "application/json";
     }
     const res = await send(url(path, o), {
       method,
@@ -191,7 +198,7 @@ export function apiClient<R>(baseUrl: string | URL, options: ApiClientOptions = 
       const target = url(path, o);
       return sseStream(async (lastEventId) => {
         const h = await headers("text/event-stream", o.headers);
-        if (lastEventId !== undefined) h.set("last-event-id", lastEventId);
+        if (lastEventId !== undefined) h["last-event-id"] = lastEventId;
         return send(target, { headers: h, signal: o.signal });
       }, {
         label: `GET ${path}`,
