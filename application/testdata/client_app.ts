@@ -45,7 +45,7 @@ function store() {
 }
 
 /** Builds the routes (each app gets its own store). */
-export function makeClientRoutes() {
+function makeClientRoutes() {
   const db = store();
   const find = (id: number) => {
     const item = db.items.get(id);
