@@ -29,6 +29,8 @@ export class ApiStreamError extends Error {
   readonly closeCode: number | undefined;
 
   /**
+   * Creates the error.
+   *
    * @param message What failed.
    * @param status The HTTP status (0 when there is none).
    * @param body The error body.

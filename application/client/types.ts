@@ -39,7 +39,12 @@ export type RouteEntry<M extends HttpMethod, P extends string, D> = {
 /** The inferred types an endpoint definition carries (params, query, body, returns, responses). */
 export type TypesOf<D> = D extends { readonly "~types"?: infer T } ? NonNullable<T> : never;
 
-type Field<D, K extends string> = TypesOf<D> extends infer T ? K extends keyof T ? T[K] : unknown
+/**
+ * One of the types a definition carries (`"params"`, `"query"`, `"body"`, `"returns"`,
+ * `"responses"`); `unknown` when absent.
+ */
+export type DefinitionField<D, K extends string> = TypesOf<D> extends infer T
+  ? K extends keyof T ? T[K] : unknown
   : unknown;
 
 /** True when `T` is the type of a `Stream()` schema. */
@@ -47,14 +52,16 @@ export type IsStreamType<T> = unknown extends T ? false
   : [T] extends [AsyncIterable<unknown>] ? true
   : false;
 
-type Item<T> = T extends AsyncIterable<infer I> ? I : T;
-type Unary<D> = IsStreamType<Field<D, "body">> extends true ? false
-  : IsStreamType<Field<D, "returns">> extends true ? false
+/** The message type of a stream type (the type itself when it is not a stream). */
+export type ItemOf<T> = T extends AsyncIterable<infer I> ? I : T;
+/** True for a definition with no `Stream()` in `.body()` or `.returns()`. */
+export type IsUnary<D> = IsStreamType<DefinitionField<D, "body">> extends true ? false
+  : IsStreamType<DefinitionField<D, "returns">> extends true ? false
   : true;
 
 /** The paths of the unary routes of a route map for one method. */
 export type RoutePath<R, M extends HttpMethod> = {
-  [K in keyof R & string]: K extends `${M} ${infer P}` ? Unary<R[K]> extends true ? P : never
+  [K in keyof R & string]: K extends `${M} ${infer P}` ? IsUnary<R[K]> extends true ? P : never
     : never;
 }[keyof R & string];
 
@@ -64,49 +71,58 @@ export type RouteDef<R, M extends string, P extends string> = R[`${M} ${P}` & ke
 /** The server-stream routes (`Stream()` in `.returns()` only), as `"/path"` or `"GET /path"`. */
 export type StreamKey<R> = {
   [K in keyof R & string]: K extends `GET ${infer P}`
-    ? IsStreamType<Field<R[K], "body">> extends true ? never
-    : IsStreamType<Field<R[K], "returns">> extends true ? P | K
+    ? IsStreamType<DefinitionField<R[K], "body">> extends true ? never
+    : IsStreamType<DefinitionField<R[K], "returns">> extends true ? P | K
     : never
     : never;
 }[keyof R & string];
 
 /** Every stream route (any `Stream()`), as `"/path"` or `"GET /path"`: what `connect()` opens. */
 export type ConnectKey<R> = {
-  [K in keyof R & string]: K extends `GET ${infer P}` ? Unary<R[K]> extends true ? never : P | K
+  [K in keyof R & string]: K extends `GET ${infer P}` ? IsUnary<R[K]> extends true ? never : P | K
     : never;
 }[keyof R & string];
 
 /** The path of a `"/path"` or `"GET /path"` key. */
 export type PathOfKey<K extends string> = K extends `GET ${infer P}` ? P : K;
 
-type Segment<S extends string> = S extends `:${infer N}` ? N : S extends `*${infer N}` ? N : never;
+/** The parameter name of one path segment (`:id`, `*rest`), or `never`. */
+export type SegmentParam<S extends string> = S extends `:${infer N}` ? N
+  : S extends `*${infer N}` ? N
+  : never;
 
 /** The parameter names of a path pattern (`:id`, `*rest`). */
 export type ParamNames<P extends string> = P extends `${infer A}/${infer B}`
-  ? Segment<A> | ParamNames<B>
-  : Segment<P>;
+  ? SegmentParam<A> | ParamNames<B>
+  : SegmentParam<P>;
 
 /** A value the client can put in a path or a query string. */
 export type QueryValue = string | number | boolean | Date;
 
-type Untyped<T> = unknown extends T ? true : string extends keyof T ? true : false;
+/** True for a params or query type without a schema (a string index, or `unknown`). */
+export type IsUntyped<T> = unknown extends T ? true : string extends keyof T ? true : false;
 
 /** The `params` a call takes: the `.params()` type, or one value per name of the pattern. */
-export type ParamsOf<D, P extends string> = Untyped<Field<D, "params">> extends true
+export type ParamsOf<D, P extends string> = IsUntyped<DefinitionField<D, "params">> extends true
   ? { [K in ParamNames<P>]: string | number }
-  : Field<D, "params">;
+  : DefinitionField<D, "params">;
 
-type ParamsPart<D, P extends string> = [ParamNames<P>] extends [never] ? { params?: undefined }
+/** The `params` member of a call's options: required when the pattern has parameters. */
+export type ParamsOption<D, P extends string> = [ParamNames<P>] extends [never]
+  ? { params?: undefined }
   : { params: ParamsOf<D, P> };
 
-type QueryPart<D> = Untyped<Field<D, "query">> extends true
+/** The `query` member of a call's options: required when a field of `.query()` is. */
+export type QueryOption<D> = IsUntyped<DefinitionField<D, "query">> extends true
   ? { query?: Record<string, QueryValue | readonly QueryValue[] | undefined> }
-  : Record<never, never> extends Field<D, "query"> ? { query?: Field<D, "query"> }
-  : { query: Field<D, "query"> };
+  : Record<never, never> extends DefinitionField<D, "query">
+    ? { query?: DefinitionField<D, "query"> }
+  : { query: DefinitionField<D, "query"> };
 
-type BodyPart<D> = unknown extends Field<D, "body"> ? { body?: undefined }
-  : undefined extends Field<D, "body"> ? { body?: Field<D, "body"> }
-  : { body: Field<D, "body"> };
+/** The `body` member of a call's options: the `.body()` type; none without `.body()`. */
+export type BodyOption<D> = unknown extends DefinitionField<D, "body"> ? { body?: undefined }
+  : undefined extends DefinitionField<D, "body"> ? { body?: DefinitionField<D, "body"> }
+  : { body: DefinitionField<D, "body"> };
 
 /** What every call takes besides its typed parts. */
 export interface BaseCallOptions {
@@ -121,9 +137,9 @@ export interface BaseCallOptions {
 /** The options of a call to route `P`: params, query and body as the definition declares them. */
 export type CallOptions<D, P extends string> =
   & BaseCallOptions
-  & ParamsPart<D, P>
-  & QueryPart<D>
-  & BodyPart<D>;
+  & ParamsOption<D, P>
+  & QueryOption<D>
+  & BodyOption<D>;
 
 /** The options argument: optional when nothing in it is required. */
 export type OptionsArg<O> = Record<never, never> extends O ? [options?: O] : [options: O];
@@ -156,12 +172,17 @@ export interface ApiFailure<S extends number = number, E = unknown> {
   readonly headers: Headers;
 }
 
-type Success<S extends number> = `${S}` extends `2${string}` | `3${string}` ? true : false;
-type NoBody = 204 | 205 | 304;
+/** True for a 2xx or 3xx status literal. */
+export type IsSuccessStatus<S extends number> = `${S}` extends `2${string}` | `3${string}` ? true
+  : false;
+/** The statuses whose responses have no body. */
+export type NoBodyStatus = 204 | 205 | 304;
 
-type OneResult<O> = O extends { readonly status: infer S extends number; readonly body: infer T }
+/** The result of one declared response: `ApiSuccess` for 2xx and 3xx, else `ApiFailure`. */
+export type ResultOf<O> = O extends
+  { readonly status: infer S extends number; readonly body: infer T }
   ? number extends S ? ApiSuccess<number, unknown> | ApiFailure<number, unknown>
-  : Success<S> extends true ? ApiSuccess<S, S extends NoBody ? undefined : T>
+  : IsSuccessStatus<S> extends true ? ApiSuccess<S, S extends NoBodyStatus ? undefined : T>
   : ApiFailure<S, T>
   : never;
 
@@ -170,17 +191,17 @@ type OneResult<O> = O extends { readonly status: infer S extends number; readonl
  * every `.response()`, every documented error with its body, and the 400 and 500 every route can
  * answer. A definition without declared responses gives `ApiSuccess | ApiFailure` of any status.
  */
-export type ApiResult<D> = unknown extends Field<D, "responses">
+export type ApiResult<D> = unknown extends DefinitionField<D, "responses">
   ? ApiSuccess<number, unknown> | ApiFailure<number, unknown>
   :
-    | OneResult<Field<D, "responses">>
+    | ResultOf<DefinitionField<D, "responses">>
     | ApiFailure<400, ApiValidationBody>
     | ApiFailure<500, ApiErrorBody>;
 
 /** The message type a stream route sends. */
-export type StreamMessage<D> = Item<Field<D, "returns">>;
+export type StreamMessage<D> = ItemOf<DefinitionField<D, "returns">>;
 /** The message type a stream route receives over a WebSocket (the body, or its stream's item). */
-export type SocketInput<D> = Item<Field<D, "body">>;
+export type SocketInput<D> = ItemOf<DefinitionField<D, "body">>;
 
 /** What `stream()` takes besides params and query. */
 export interface StreamExtras extends BaseCallOptions {
@@ -195,7 +216,7 @@ export interface StreamExtras extends BaseCallOptions {
 }
 
 /** The options of `stream()`: params and query as the definition declares them. */
-export type StreamOptions<D, P extends string> = StreamExtras & ParamsPart<D, P> & QueryPart<D>;
+export type StreamOptions<D, P extends string> = StreamExtras & ParamsOption<D, P> & QueryOption<D>;
 
 /** What `connect()` takes besides params and query. */
 export interface ConnectExtras {
@@ -204,4 +225,7 @@ export interface ConnectExtras {
 }
 
 /** The options of `connect()`: params and query as the definition declares them. */
-export type ConnectOptions<D, P extends string> = ConnectExtras & ParamsPart<D, P> & QueryPart<D>;
+export type ConnectOptions<D, P extends string> =
+  & ConnectExtras
+  & ParamsOption<D, P>
+  & QueryOption<D>;
