@@ -91,6 +91,35 @@ function definitionOf(
 }
 
 /**
+ * What a route file's name declares: its method (`undefined` for `route.ts`, whose exports name
+ * the methods) and its path relative to the prefix.
+ *
+ * @param file A route file relative to the scanned folder (see {@linkcode isRouteFile}).
+ * @returns The method, the path and whether the file is a stream file (`ws.ts`, `<name>.ws.ts`).
+ * @throws {Error} For bad folder names (brackets mixed with text, a catch-all not last).
+ */
+export function routeOfFile(
+  file: string,
+): { method: string | undefined; path: string; ws: boolean } {
+  const parts = file.split("/");
+  const base = parts.pop()!.replace(/\.tsx?$/, "");
+  if (METHODS.includes(base)) {
+    return { method: base.toUpperCase(), path: toPath(parts, file), ws: false };
+  }
+  if (base === "route" || base === "routes") {
+    return { method: undefined, path: toPath(parts, file), ws: false };
+  }
+  const m = NAMED.exec(base);
+  const name = base === "ws" ? undefined : m![1];
+  const ws = base === "ws" || m![2] === "ws";
+  return {
+    method: ws ? "GET" : m![2].toUpperCase(),
+    path: toPath(name ? [...parts, name] : parts, file),
+    ws,
+  };
+}
+
+/**
  * Turns the modules of a route folder into routes, checking conflicts.
  *
  * @param modules Module namespaces by relative path.
@@ -103,17 +132,8 @@ export function routesFromModules(modules: ModuleMap): ScannedRoute[] {
   for (const file of Object.keys(modules).sort()) {
     if (!isRouteFile(file)) continue;
     const mod = modules[file];
-    const parts = file.split("/");
-    const base = parts.pop()!.replace(/\.tsx?$/, "");
-    if (METHODS.includes(base)) {
-      routes.push({
-        method: base.toUpperCase(),
-        path: toPath(parts, file),
-        file,
-        exportName: "default",
-        definition: definitionOf(mod, "default", file),
-      });
-    } else if (base === "route" || base === "routes") {
+    const { method, path, ws } = routeOfFile(file);
+    if (method === undefined) {
       const names = Object.keys(mod).filter((k) =>
         METHODS.includes(k.toLowerCase()) && k === k.toUpperCase()
       );
@@ -125,30 +145,21 @@ export function routesFromModules(modules: ModuleMap): ScannedRoute[] {
       for (const name of names.sort()) {
         routes.push({
           method: name,
-          path: toPath(parts, file),
+          path,
           file,
           exportName: name,
           definition: definitionOf(mod, name, file),
         });
       }
-    } else {
-      const m = NAMED.exec(base);
-      const name = base === "ws" ? undefined : m![1];
-      const ws = base === "ws" || m![2] === "ws";
-      const definition = definitionOf(mod, "default", file);
-      if (ws && definition.mode === "unary") {
-        throw new Error(
-          `Route file "${file}" must export a stream endpoint: wrap .body() or .returns() in Stream()`,
-        );
-      }
-      routes.push({
-        method: ws ? "GET" : m![2].toUpperCase(),
-        path: toPath(name ? [...parts, name] : parts, file),
-        file,
-        exportName: "default",
-        definition,
-      });
+      continue;
     }
+    const definition = definitionOf(mod, "default", file);
+    if (ws && definition.mode === "unary") {
+      throw new Error(
+        `Route file "${file}" must export a stream endpoint: wrap .body() or .returns() in Stream()`,
+      );
+    }
+    routes.push({ method, path, file, exportName: "default", definition });
   }
   checkConflicts(routes);
   return routes.sort((a, b) =>

@@ -8,7 +8,9 @@
  * ```
  *
  * `generate` writes the static loaders beside the entry file: `.gen/api.gen.ts` for route files
- * under `api/` and `.gen/events.gen.ts` for `*.on.ts` handler files under `events/`. Then it
+ * under `api/` (which also exports `type ApiRoutes`, the route map of `@fw/application/client`,
+ * with the prefix the entry's `api()` serves them under) and `.gen/events.gen.ts` for `*.on.ts`
+ * handler files under `events/`. Then it
  * imports the entry and, for every exported application whose `api()` has the `openapi` option,
  * warms it up (nothing listens) and writes `.gen/openapi.json` (`openapi-v1.json` for an `api()`
  * under `/v1`). So the entry must export its application and start it only under
@@ -25,6 +27,7 @@
 
 import { listFiles, renderLoader } from "@fw/runtime";
 import { isRouteFile } from "./_scan.ts";
+import { recordedPrefixes, renderRouteTypes, servedPrefixes } from "./_route_types.ts";
 import { openApiFiles } from "./openapi/_files.ts";
 import type { OpenApiDocument } from "./openapi/types.ts";
 
@@ -120,11 +123,30 @@ export async function generate(
   };
   const apiFolder = options.apiFolder ?? "api";
   const routes = await listFiles(`${dir}/${apiFolder}`, isRouteFile);
-  if (routes) await emit(`${dir}/.gen/api.gen.ts`, renderLoader(apiFolder, routes));
   const eventsFolder = options.eventsFolder ?? "events";
   const handlers = await listFiles(`${dir}/${eventsFolder}`, (f) => f.endsWith(".on.ts"));
-  if (handlers) await emit(`${dir}/.gen/events.gen.ts`, renderLoader(eventsFolder, handlers));
-  if (options.openapi !== false && await isFile(entryPathOf(entry))) {
+  const importEntry = options.openapi !== false && await isFile(entryPathOf(entry));
+  const apiOut = `${dir}/.gen/api.gen.ts`;
+  const eventsOut = `${dir}/.gen/events.gen.ts`;
+  if (routes) {
+    // the route map needs the prefix, known once the entry's app is warmed up; the entry may
+    // import the loaders, so a missing one is written first
+    const recorded = recordedPrefixes(await Deno.readTextFile(apiOut).catch(() => "")) ?? [""];
+    const loader = renderLoader(apiFolder, routes);
+    let prefixes = recorded;
+    if (importEntry) {
+      if (!options.check) {
+        if (!await isFile(apiOut)) await writeIfChanged(apiOut, loader);
+        if (handlers && !await isFile(eventsOut)) {
+          await writeIfChanged(eventsOut, renderLoader(eventsFolder, handlers));
+        }
+      }
+      prefixes = await servedPrefixes(entryUrlOf(entry), apiFolder) ?? recorded;
+    }
+    await emit(apiOut, loader + renderRouteTypes(routes, prefixes));
+  }
+  if (handlers) await emit(eventsOut, renderLoader(eventsFolder, handlers));
+  if (importEntry) {
     for (const file of await openApiFiles(entryUrlOf(entry))) {
       await emit(`${dir}/.gen/${file.name}`, openApiText(file.document));
     }

@@ -8,7 +8,9 @@
 import type {
   AppContext,
   AuthUser,
+  ErrorBody,
   ErrorCode,
+  ErrorStatuses,
   InferSchema,
   ProviderMap,
   Resolved,
@@ -16,6 +18,7 @@ import type {
   SchemaLike,
   SchemaNode,
   SchemaShape,
+  ValidationErrorBody,
 } from "@fw/runtime";
 import type { HttpResponse } from "./http_response.ts";
 import type { StreamOptions } from "./streams/options.ts";
@@ -141,10 +144,41 @@ export interface EndpointMeta {
 }
 
 /**
- * A finished endpoint: what `.handle()` and `endpoint(fn)` return, and what route files export.
- * The type parameters record the inferred types for tooling; they do not exist at run time.
+ * One response an endpoint declares, as types only: its status and the type of its body. The
+ * builder collects them (`.returns()`, `.response()`, `.mayThrow()`, `.throws()` and the statuses
+ * `.body()`, `.secure()` and `.rateLimit()` add) for the typed client of
+ * `@fw/application/client`.
  */
-export interface EndpointDefinition<P = unknown, Q = unknown, B = unknown, R = unknown> {
+export interface Outcome<S extends number = number, T = unknown> {
+  /** HTTP status. */
+  readonly status: S;
+  /** Body type. */
+  readonly body: T;
+}
+
+/** The primary response (`.returns()`), which a later `.returns()` replaces. */
+export interface PrimaryOutcome<S extends number = number, T = unknown> extends Outcome<S, T> {
+  /** Marks the primary response. */
+  readonly primary: true;
+}
+
+/** The responses of a `.mayThrow()` list: each code's status with the error envelope. */
+export type MayThrowOutcome<C extends ErrorCode> = C extends "Validation"
+  ? Outcome<400, ValidationErrorBody>
+  : Outcome<ErrorStatuses[C], ErrorBody>;
+
+/**
+ * A finished endpoint: what `.handle()` and `endpoint(fn)` return, and what route files export.
+ * The type parameters record the inferred types for tooling; they do not exist at run time. `O`
+ * is the union of the declared responses ({@linkcode Outcome}).
+ */
+export interface EndpointDefinition<
+  P = unknown,
+  Q = unknown,
+  B = unknown,
+  R = unknown,
+  O = unknown,
+> {
   /** Brand checked by `isEndpoint()`. */
   readonly kind: "fw.endpoint";
   /** Standard HTTP or one of the stream modes. */
@@ -154,7 +188,7 @@ export interface EndpointDefinition<P = unknown, Q = unknown, B = unknown, R = u
   /** The handler: `(ctx)`, or `(deps, ctx)` when `meta.inject` is set. */
   readonly handler: (...args: never[]) => unknown;
   /** Phantom field carrying the inferred types; never present at run time. */
-  readonly "~types"?: { params: P; query: Q; body: B; returns: R };
+  readonly "~types"?: { params: P; query: Q; body: B; returns: R; responses: O };
 }
 
 /** A value or a promise of it. */
@@ -246,7 +280,8 @@ export type SimpleHandler = (ctx: EndpointContext) => MaybePromise<unknown>;
  * shared and extended); `.handle()` finishes the definition and must come last.
  *
  * Type parameters: `P` params, `Q` query, `B` body, `R` primary response, `D` injected providers,
- * `X` the bodies of additional `.response()` entries.
+ * `X` the bodies of additional `.response()` entries, `O` every declared response as an
+ * {@linkcode Outcome} (for the typed client).
  */
 export interface EndpointBuilder<
   P = RawParams,
@@ -255,47 +290,90 @@ export interface EndpointBuilder<
   R = unknown,
   D extends ProviderMap | undefined = undefined,
   X = never,
+  O = PrimaryOutcome<200, unknown>,
 > {
   /** Validates (and coerces) path parameters; `ctx.params` becomes typed. */
-  params<S extends FlatSchema>(schema: S): EndpointBuilder<InferSchema<S>, Q, B, R, D, X>;
+  params<S extends FlatSchema>(schema: S): EndpointBuilder<InferSchema<S>, Q, B, R, D, X, O>;
   /** Validates (and coerces) the query string; `ctx.queryParams()` becomes typed. */
-  query<S extends FlatSchema>(schema: S): EndpointBuilder<P, InferSchema<S>, B, R, D, X>;
+  query<S extends FlatSchema>(schema: S): EndpointBuilder<P, InferSchema<S>, B, R, D, X, O>;
   /** Validates the JSON body (`Stream(T)` for a client stream); `await ctx.body()` becomes typed. */
-  body<S extends SchemaLike>(schema: S): EndpointBuilder<P, Q, InferSchema<S>, R, D, X>;
+  body<S extends SchemaLike>(
+    schema: S,
+  ): EndpointBuilder<P, Q, InferSchema<S>, R, D, X, O | Outcome<413 | 415, ErrorBody>>;
   /** Declares the primary response with a status and an optional body schema. */
-  returns<S extends SchemaLike = SchemaLike>(
-    status: number,
+  returns<N extends number, S extends SchemaLike = SchemaLike>(
+    status: N,
     description?: string,
     schema?: S,
-  ): EndpointBuilder<P, Q, B, SchemaLike extends S ? unknown : InferSchema<S>, D, X>;
+  ): EndpointBuilder<
+    P,
+    Q,
+    B,
+    SchemaLike extends S ? unknown : InferSchema<S>,
+    D,
+    X,
+    Exclude<O, PrimaryOutcome> | PrimaryOutcome<N, SchemaLike extends S ? unknown : InferSchema<S>>
+  >;
   /** Declares the primary response with status 200 (`Stream(T)` for a server stream). */
-  returns<S extends SchemaLike>(schema: S): EndpointBuilder<P, Q, B, InferSchema<S>, D, X>;
+  returns<S extends SchemaLike>(
+    schema: S,
+  ): EndpointBuilder<
+    P,
+    Q,
+    B,
+    InferSchema<S>,
+    D,
+    X,
+    Exclude<O, PrimaryOutcome> | PrimaryOutcome<200, InferSchema<S>>
+  >;
   /** Documents an additional response (and validates it outside production). */
-  response<S extends SchemaLike = SchemaLike>(
-    status: number,
+  response<N extends number, S extends SchemaLike = SchemaLike>(
+    status: N,
     description: string,
     schema?: S,
-  ): EndpointBuilder<P, Q, B, R, D, X | (SchemaLike extends S ? never : InferSchema<S>)>;
+  ): EndpointBuilder<
+    P,
+    Q,
+    B,
+    R,
+    D,
+    X | (SchemaLike extends S ? never : InferSchema<S>),
+    O | Outcome<N, SchemaLike extends S ? unknown : InferSchema<S>>
+  >;
   /** Documents framework error codes (`"NotFound"`, `"Conflict"`...); metadata only. */
-  mayThrow(...codes: ErrorCode[]): EndpointBuilder<P, Q, B, R, D, X>;
+  mayThrow<C extends ErrorCode = never>(
+    ...codes: C[]
+  ): EndpointBuilder<P, Q, B, R, D, X, O | MayThrowOutcome<C>>;
   /** Documents a custom error response; metadata only. */
-  throws(
-    status: number,
+  throws<N extends number, S extends SchemaLike = SchemaLike>(
+    status: N,
     description: string,
-    schema?: SchemaLike,
-  ): EndpointBuilder<P, Q, B, R, D, X>;
+    schema?: S,
+  ): EndpointBuilder<
+    P,
+    Q,
+    B,
+    R,
+    D,
+    X,
+    O | Outcome<N, SchemaLike extends S ? ErrorBody : InferSchema<S>>
+  >;
   /** Sets the OpenAPI operation description. */
-  description(text: string): EndpointBuilder<P, Q, B, R, D, X>;
+  description(text: string): EndpointBuilder<P, Q, B, R, D, X, O>;
   /** Enables CORS for this route. */
-  cors(options?: CorsOptions): EndpointBuilder<P, Q, B, R, D, X>;
-  /** Limits requests per window for this route. */
-  rateLimit(options: RateLimitOptions): EndpointBuilder<P, Q, B, R, D, X>;
-  /** Requires authentication, and the given scopes/roles or guard. */
-  secure(optionsOrGuard?: SecureOptions | Guard): EndpointBuilder<P, Q, B, R, D, X>;
+  cors(options?: CorsOptions): EndpointBuilder<P, Q, B, R, D, X, O>;
+  /** Limits requests per window for this route (429 when exceeded). */
+  rateLimit(
+    options: RateLimitOptions,
+  ): EndpointBuilder<P, Q, B, R, D, X, O | Outcome<429, ErrorBody>>;
+  /** Requires authentication (401), and the given scopes/roles or guard (403). */
+  secure(
+    optionsOrGuard?: SecureOptions | Guard,
+  ): EndpointBuilder<P, Q, B, R, D, X, O | Outcome<401 | 403, ErrorBody>>;
   /** Injects providers, resolved per request; the handler becomes `(deps, ctx)`. */
-  inject<N extends ProviderMap>(providers: N): EndpointBuilder<P, Q, B, R, N, X>;
+  inject<N extends ProviderMap>(providers: N): EndpointBuilder<P, Q, B, R, N, X, O>;
   /** Finishes the definition with its handler. */
-  handle(handler: EndpointHandler<P, Q, B, R, D, X>): EndpointDefinition<P, Q, B, R>;
+  handle(handler: EndpointHandler<P, Q, B, R, D, X>): EndpointDefinition<P, Q, B, R, O>;
 }
 
 /** Where an endpoint is mounted. */

@@ -25,6 +25,29 @@ export type ErrorCode =
   | "GatewayTimeout";
 
 /**
+ * The status of each error code, as types: what `.mayThrow()` tells the typed client.
+ */
+export interface ErrorStatuses {
+  /** 400. */ BadRequest: 400;
+  /** 400. */ Validation: 400;
+  /** 401. */ Unauthorized: 401;
+  /** 403. */ Forbidden: 403;
+  /** 404. */ NotFound: 404;
+  /** 409. */ Conflict: 409;
+  /** 409. */ AlreadyExists: 409;
+  /** 412. */ PreconditionFailed: 412;
+  /** 413. */ PayloadTooLarge: 413;
+  /** 415. */ UnsupportedMediaType: 415;
+  /** 422. */ UnprocessableEntity: 422;
+  /** 429. */ TooManyRequests: 429;
+  /** 500. */ Internal: 500;
+  /** 501. */ NotImplemented: 501;
+  /** 502. */ BadGateway: 502;
+  /** 503. */ ServiceUnavailable: 503;
+  /** 504. */ GatewayTimeout: 504;
+}
+
+/**
  * Error code to HTTP status.
  *
  * @example
@@ -34,7 +57,7 @@ export type ErrorCode =
  * assert.equal(ERROR_CODES.NotFound, 404);
  * ```
  */
-export const ERROR_CODES: Readonly<Record<ErrorCode, number>> = Object.freeze({
+export const ERROR_CODES: Readonly<ErrorStatuses> = Object.freeze({
   BadRequest: 400,
   Validation: 400,
   Unauthorized: 401,

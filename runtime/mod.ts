@@ -101,6 +101,7 @@ export {
   ERROR_CODES,
   type ErrorCode,
   errorCodeForStatus,
+  type ErrorStatuses,
   isErrorCode,
   statusText,
 } from "./error_codes.ts";

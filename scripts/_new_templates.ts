@@ -89,29 +89,25 @@ export default handler(Greeted)
   });
 `,
     "src/main_test.ts": `import assert from "node:assert/strict";
+import { apiClient } from "@fw/application/client";
+import type { ApiRoutes } from "./.gen/api.gen.ts";
 import { Greetings } from "./greetings.ts";
 import { createApp } from "./main.ts";
-
-function post(body: unknown): RequestInit {
-  return {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  };
-}
 
 Deno.test("POST /greetings answers and the event handler records the greeting", async () => {
   const app = createApp({ port: 0, brokerPort: false });
   await app.start();
   const greetings = await app.container.resolve(Greetings);
+  // typed from the routes (\`deno task generate\` writes ApiRoutes); app.request: no socket
+  const client = apiClient<ApiRoutes>("http://app", { fetch: (url, init) => app.request(url, init) });
   try {
-    const res = await app.request("/greetings", post({ name: "Ada" }));
+    const res = await client.post("/greetings", { body: { name: "Ada" } });
     assert.equal(res.status, 201);
-    assert.deepEqual(await res.json(), { message: "Hello, Ada!" });
+    if (res.status === 201) assert.equal(res.data.message, "Hello, Ada!");
 
-    const bad = await app.request("/greetings", post({ name: "" }));
+    const bad = await client.post("/greetings", { body: { name: "" } });
     assert.equal(bad.status, 400);
-    assert.equal((await bad.json()).errors[0].field, "body.name");
+    if (bad.status === 400) assert.equal(bad.error.errors[0].field, "body.name");
   } finally {
     await app.stop(); // waits for the handlers to finish
   }
@@ -135,7 +131,8 @@ An fw application: HTTP routes in \`src/api/\`, event handlers in
 
 \`\`\`sh
 deno task dev        # generates src/.gen/ and runs the app with --watch on http://127.0.0.1:8000
-deno task test       # the tests (src/main_test.ts calls the app with app.request(), no socket)
+deno task test       # generate, then the tests (src/main_test.ts calls the app through the typed
+                     # client of @fw/application/client over app.request(), no socket)
 deno task generate   # writes the static loaders in src/.gen/ (commit them; deployments need them)
 \`\`\`
 

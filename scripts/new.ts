@@ -94,7 +94,8 @@ export async function createProject(
     tasks: {
       dev: "deno run -A @fw/application/cli dev src/main.ts",
       generate: "deno run -A @fw/application/cli generate src/main.ts",
-      test: "deno test -A",
+      // the tests call the app through the typed client, whose route map generate writes
+      test: "deno task generate && deno test -A",
     },
     imports: await importMap(options.jsr ?? false),
     // Deno KV (for `@fw/events/denokv` and your own data) is still behind a flag.

@@ -153,7 +153,7 @@ Deno.test("generate writes a deterministic loader whatever the file creation ord
   assert.equal(one, two);
   assert.ok(!one.includes("_helper"));
   assert.deepEqual(
-    [...one.matchAll(/^ {4}"([^"]+)"/gm)].map((m) => m[1]),
+    [...one.matchAll(/^ {4}"([^"]+\.ts)"/gm)].map((m) => m[1]),
     ["a/b.post.ts", "health/get.ts", "users/[id]/route.ts", "users/get.ts", "z/chat.ws.ts"],
   );
 });

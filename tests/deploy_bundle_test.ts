@@ -213,7 +213,10 @@ Deno.test("examples/shop bundled: catalogue, an order paid by its event handler 
     try {
       const page = await fetch(`${app.url}/`);
       assert.equal(page.status, 200);
-      assert.match(await page.text(), /EventSource/);
+      assert.match(await page.text(), /src="\/dashboard\.js"/);
+      const script = await fetch(`${app.url}/dashboard.js`);
+      assert.equal(script.status, 200);
+      assert.match(await script.text(), /\/orders\/live/, "the dashboard's typed-client bundle");
       const products = await (await fetch(`${app.url}/products`)).json() as { sku: string }[];
       assert.ok(products.length > 0, "the catalogue is seeded");
 

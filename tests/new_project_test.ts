@@ -34,7 +34,9 @@ Deno.test("scripts/new.ts creates a project whose generate and test tasks pass",
 
     const generate = await run(["task", "generate"], dir);
     assert.equal(generate.code, 0, generate.out);
-    assert.match(await Deno.readTextFile(`${dir}/src/.gen/api.gen.ts`), /greetings\/post\.ts/);
+    const loader = await Deno.readTextFile(`${dir}/src/.gen/api.gen.ts`);
+    assert.match(loader, /greetings\/post\.ts/);
+    assert.match(loader, /export type ApiRoutes =[^;]*"POST \/greetings": typeof \$0\.default;/);
     const test = await run(["task", "test"], dir);
     assert.equal(test.code, 0, test.out);
     assert.match(test.out, /ok \| 1 passed \| 0 failed/);

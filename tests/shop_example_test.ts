@@ -255,7 +255,10 @@ Deno.test("shop: the dashboard page is served and the committed .gen/ loaders ar
   try {
     const page = await shop.app.request("/");
     assert.equal(page.headers.get("content-type"), "text/html; charset=utf-8");
-    assert.match(await page.text(), /new EventSource\("\/orders\/live"\)/);
+    assert.match(await page.text(), /<script type="module" src="\/dashboard\.js"><\/script>/);
+    const script = await shop.app.request("/dashboard.js");
+    assert.equal(script.headers.get("content-type"), "text/javascript; charset=utf-8");
+    assert.match(await script.text(), /\/orders\/live/);
     const doc = await (await shop.app.request("/openapi.json")).json();
     assert.deepEqual(await schemaErrors(doc), []);
     assert.deepEqual(semanticProblems(doc), []);

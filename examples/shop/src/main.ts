@@ -8,8 +8,9 @@
  *   events (`@fw/events/denokv`): `shop.orders.placed` is charged by the payments handler with
  *   retries; orders whose payment keeps failing end as dead letters, which
  *   `GET /admin/dead-letters` lists and `POST /admin/dead-letters/redrive` sends again.
- * - A live dashboard at `/`: plain HTML and JavaScript reading `GET /orders/live` (Server-Sent
- *   Events) and placing orders through the API.
+ * - A live dashboard at `/`: a page whose script (`dashboard.ts`, bundled for the browser by
+ *   `deno task generate`) reads `GET /orders/live` (Server-Sent Events) and places orders through
+ *   the typed client of `@fw/application/client`.
  *
  * ```sh
  * deno task dev:shop    # then open http://127.0.0.1:8000/
@@ -23,13 +24,17 @@ import { events } from "@fw/events";
 import { denoKvTransport } from "@fw/events/denokv";
 import type { Logger } from "@fw/runtime";
 import dashboard from "../public/dashboard.html" with { type: "text" };
+import dashboardScript from "./.gen/dashboard.js" with { type: "text" };
 import { loadConfig, type ShopConfig } from "./config.ts";
 import { DeadLetters, Store } from "./services.ts";
 import { ShopStore } from "./store.ts";
 import routes from "./.gen/api.gen.ts";
 import handlers from "./.gen/events.gen.ts";
 
-/** Serves the dashboard page at `/` (bundled with the code: no file is read at run time). */
+/**
+ * Serves the dashboard page at `/` and its script at `/dashboard.js` (the browser bundle of
+ * `dashboard.ts`; both bundled with the code: no file is read at run time).
+ */
 function dashboardPage(): Plugin {
   return {
     name: "dashboard",
@@ -39,6 +44,12 @@ function dashboardPage(): Plugin {
         method: "GET",
         path: "/",
         handler: () => new Response(dashboard, { headers }),
+      });
+      const script = { "content-type": "text/javascript; charset=utf-8" };
+      ctx.addRoute({
+        method: "GET",
+        path: "/dashboard.js",
+        handler: () => new Response(dashboardScript, { headers: script }),
       });
     },
   };

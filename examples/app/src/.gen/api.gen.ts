@@ -26,3 +26,26 @@ export default {
     "users/post.ts": $9,
   },
 };
+
+// ApiRoutes prefixes: [""]
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/**
+ * Every route of this folder by `"<METHOD> <path>"`, for `apiClient<ApiRoutes>()` of
+ * `@fw/application/client`.
+ */
+export type ApiRoutes =
+  & {
+    "GET /audit": typeof $0.default;
+    "GET /files/*path": typeof $1.default;
+    "GET /health": typeof $2.default;
+    "POST /orders": typeof $3.default;
+    "GET /redirect": typeof $4.default;
+    "GET /search/users": typeof $5.default;
+    "GET /users/:id": typeof $6.default;
+    "GET /users": typeof $8.default;
+    "POST /users": typeof $9.default;
+  }
+  & {
+    [K in keyof typeof $7 & Method as `${K} /users/:id`]: (typeof $7)[K];
+  };

@@ -26,3 +26,22 @@ export default {
     "products/get.ts": $9,
   },
 };
+
+// ApiRoutes prefixes: [""]
+/**
+ * Every route of this folder by `"<METHOD> <path>"`, for `apiClient<ApiRoutes>()` of
+ * `@fw/application/client`.
+ */
+export type ApiRoutes =
+  & {
+    "GET /admin/dead-letters": typeof $0.default;
+    "POST /admin/dead-letters/redrive": typeof $1.default;
+    "GET /admin/orders": typeof $2.default;
+    "PUT /admin/products/:sku": typeof $3.default;
+    "GET /health": typeof $4.default;
+    "GET /orders/:id": typeof $5.default;
+    "GET /orders/live": typeof $6.default;
+    "POST /orders": typeof $7.default;
+    "GET /products/:sku": typeof $8.default;
+    "GET /products": typeof $9.default;
+  };

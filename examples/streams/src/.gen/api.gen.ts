@@ -12,3 +12,15 @@ export default {
     "stats/get.ts": $2,
   },
 };
+
+// ApiRoutes prefixes: [""]
+/**
+ * Every route of this folder by `"<METHOD> <path>"`, for `apiClient<ApiRoutes>()` of
+ * `@fw/application/client`.
+ */
+export type ApiRoutes =
+  & {
+    "GET /chat/:room": typeof $0.default;
+    "GET /feed": typeof $1.default;
+    "GET /stats": typeof $2.default;
+  };
