@@ -115,6 +115,12 @@ export interface AppContext {
    * hand-made contexts in tests need not provide it.
    */
   stop?(): Promise<void>;
+  /**
+   * Where the application is in its lifecycle: `"started"` once every plugin started,
+   * `"stopped"` from the moment a stop begins (readiness routes answer 503 then). Optional so that
+   * hand-made contexts in tests need not provide it.
+   */
+  readonly phase?: "new" | "warming" | "ready" | "started" | "stopped";
 }
 
 /** A unit of composition: `application().use(plugin)`. */
@@ -127,6 +133,11 @@ export interface Plugin {
   warmup?(ctx: AppContext): void | Promise<void>;
   /** Listens or subscribes. */
   start?(ctx: AppContext): void | Promise<void>;
+  /**
+   * Runs first when a stop begins, for every plugin at once, before open streams close: a server
+   * with readiness keeps serving while its load balancer notices the 503 (`http({ health })`).
+   */
+  stopping?(ctx: AppContext): void | Promise<void>;
   /**
    * Stops taking new work and finishes what was admitted (a server stops listening and lets
    * in-flight requests finish). Runs for every plugin, in registration order, before any `stop`,
