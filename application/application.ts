@@ -20,7 +20,7 @@ import {
   type RequestInfo,
   type RouteHandler,
   type RouteRegistration,
-  runInContext,
+  runInNewContext,
   runInSyncContext,
   type ServerInfo,
   systemClock,
@@ -325,7 +325,8 @@ export class Application {
     }
     const chain = this.#chain;
     if (chain === undefined) return this.#dispatch(req, info, values);
-    return runInContext(values as unknown as Record<string, unknown>, () => chain(req, info));
+    // a new scope, not a nested one: see #dispatch
+    return runInNewContext(values as unknown as Record<string, unknown>, () => chain(req, info));
   }
 
   /**
@@ -450,9 +451,12 @@ export class Application {
       res = entry.safe(req, params, info);
     } else {
       const store = values as unknown as Record<string, unknown>;
+      // A request's scope is a root: Deno can resume a keep-alive connection's next request in
+      // the frame its previous response left behind, and a nested scope would inherit that
+      // request's user and trace id.
       res = entry.sync
         ? runInSyncContext(store, () => entry.safe(req, params, info))
-        : runInContext(store, () => entry.safe(req, params, info));
+        : runInNewContext(store, () => entry.safe(req, params, info));
     }
     return head ? Promise.resolve(res).then(stripBody) : res;
   }
