@@ -1,0 +1,175 @@
+/**
+ * The load of `deno task cluster`, all from this one process and all through the balancer: order
+ * writes at a fixed rate (each retried with the same id until it is accepted: the id makes the
+ * retry safe), reads of accepted orders, and `eventClient` subscribers of the live topic, each
+ * recording the ids it receives.
+ *
+ * @module
+ */
+
+import { type EventClient, eventClient } from "@fw/events/client";
+import { pause } from "./_cluster_instances.ts";
+
+/** Answers of one kind of request. */
+export class HttpTally {
+  /** Requests sent. */
+  sent = 0;
+  /** Requests that got no HTTP answer at all (reset, refused, timed out). */
+  unanswered = 0;
+  /** Answers by status. */
+  readonly statuses = new Map<number, number>();
+
+  /** Answers outside 200..299. */
+  get non2xx(): number {
+    let n = 0;
+    for (const [status, count] of this.statuses) if (status < 200 || status > 299) n += count;
+    return n;
+  }
+
+  /** `502x3 503x1` style summary of the non-2xx answers. */
+  get non2xxDetail(): string {
+    return [...this.statuses].filter(([s]) => s < 200 || s > 299).map(([s, n]) => `${s}x${n}`)
+      .join(" ");
+  }
+
+  async send(url: string, init: RequestInit): Promise<number | undefined> {
+    this.sent++;
+    try {
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(20_000) });
+      await res.body?.cancel();
+      this.statuses.set(res.status, (this.statuses.get(res.status) ?? 0) + 1);
+      return res.status;
+    } catch {
+      this.unanswered++;
+      return undefined;
+    }
+  }
+}
+
+/** One live subscriber and what it saw. */
+export interface Subscriber {
+  client: EventClient;
+  /** The stream id it subscribed after. */
+  from: string;
+  /** Ids received, in order of arrival. */
+  ids: string[];
+  /** `subscribed` answers with `recovered: true` / `false`. */
+  recovered: number;
+  notRecovered: number;
+  /** Gaps the server reported. */
+  gaps: number;
+  /** Errors the client reported (the first one's message kept). */
+  errors: number;
+  firstError?: string;
+}
+
+/** The running load; `stop()` ends the writes and reads and waits for those in flight. */
+export class Load {
+  readonly writes = new HttpTally();
+  readonly reads = new HttpTally();
+  /** Order ids that got a 2xx answer. */
+  readonly accepted = new Set<string>();
+  /** Order ids given up on (never accepted after every retry). */
+  readonly abandoned = new Set<string>();
+  readonly subscribers: Subscriber[] = [];
+  readonly #inFlight = new Set<Promise<void>>();
+  #running = true;
+  #loops: Promise<void>[] = [];
+
+  constructor(readonly base: string, readonly rate: number) {}
+
+  /** Starts the write and read loops. */
+  start(): void {
+    this.#loops = [
+      this.#tick(this.rate, () => this.#order()),
+      this.#tick(this.rate, () => this.#read()),
+    ];
+  }
+
+  async #tick(perSecond: number, run: () => Promise<void>): Promise<void> {
+    const interval = 1000 / perSecond;
+    const start = performance.now();
+    for (let k = 0; this.#running; k++) {
+      const wait = start + k * interval - performance.now();
+      if (wait > 0) await pause(wait);
+      if (!this.#running) break;
+      const p = run().finally(() => this.#inFlight.delete(p));
+      this.#inFlight.add(p);
+    }
+  }
+
+  async #order(): Promise<void> {
+    const id = crypto.randomUUID();
+    const body = JSON.stringify({ id, qty: 1 + Math.floor(Math.random() * 5) });
+    for (let attempt = 0; attempt < 40; attempt++) {
+      const status = await this.writes.send(`${this.base}/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+      });
+      if (status !== undefined && status >= 200 && status < 300) {
+        this.accepted.add(id);
+        return;
+      }
+      await pause(250);
+    }
+    this.abandoned.add(id);
+  }
+
+  async #read(): Promise<void> {
+    const ids = [...this.accepted].slice(-50);
+    if (ids.length === 0) return;
+    await this.reads.send(`${this.base}/orders/${ids[Math.floor(Math.random() * ids.length)]}`, {});
+  }
+
+  /**
+   * Opens `count` subscribers, `batch` at a time, each after the id `from()` gives at that moment.
+   *
+   * @param count Subscribers to open.
+   * @param topic The live topic's name.
+   * @param from The latest id published so far.
+   */
+  async subscribe(count: number, topic: string, from: () => string): Promise<void> {
+    const url = this.base.replace(/^http/, "ws") + "/events/ws";
+    for (let i = 0; i < count; i++) {
+      const s: Subscriber = {
+        client: undefined as unknown as EventClient,
+        from: from(),
+        ids: [],
+        recovered: 0,
+        notRecovered: 0,
+        gaps: 0,
+        errors: 0,
+      };
+      const onError = (error: Error) => {
+        s.errors++;
+        s.firstError ??= error.message;
+      };
+      const client = s.client = eventClient({
+        url,
+        reconnect: { initialDelayMs: 200, maxDelayMs: 3_000 },
+        onError,
+      });
+      client.subscribe(topic, (_payload, meta) => void s.ids.push(meta.id), {
+        from: s.from,
+        onSubscribed: (info) => info.recovered ? s.recovered++ : s.notRecovered++,
+        onGap: () => void s.gaps++,
+        onError,
+      });
+      this.subscribers.push(s);
+      if (i % 20 === 19) await pause(100);
+    }
+  }
+
+  /** Stops writes and reads and waits for the requests in flight (with their retries). */
+  async stop(): Promise<void> {
+    this.#running = false;
+    await Promise.all(this.#loops);
+    while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
+  }
+
+  /** Closes every subscriber. */
+  close(): void {
+    for (const s of this.subscribers) s.client.close();
+  }
+}
