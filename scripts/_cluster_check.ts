@@ -94,7 +94,7 @@ export function liveRows(subscribers: readonly Subscriber[], stream: readonly st
     },
     { what: "live: gaps reported by the server", value: String(gaps), ok: gaps === 0 },
     {
-      what: "live: client errors",
+      what: "live: client notices (connection lost, then resumed)",
       value: `${errors}${firstError ? ` (first: ${firstError.slice(0, 60)})` : ""}`,
     },
   ]; // deno-fmt-ignore
