@@ -343,8 +343,9 @@ export class Application {
   }
 
   /**
-   * Stops in order: runs every plugin's `stopping` at once (`http({ health })` answers 503 on its
-   * readiness route and keeps serving for `drainDelayMs`), closes open stream connections (SSE streams end, WebSockets close with
+   * Stops in order: runs every plugin's `stopping` in registration order (`http({ health })`
+   * answers 503 on its readiness route and keeps serving for `drainDelayMs`; the Event Server then
+   * closes its WebSocket and SSE connections), closes open stream connections (SSE streams end, WebSockets close with
    * 1001), drains every plugin in registration order (`http()` stops listening and lets in-flight
    * requests finish, up to its `shutdownTimeoutMs`), stops every plugin in reverse order (`events()`
    * finishes admitted deliveries, then closes its transports), then disposes the container's
@@ -359,10 +360,13 @@ export class Application {
 
   async #stop(): Promise<void> {
     const errors: unknown[] = [];
-    const stopping = await Promise.allSettled(
-      this.#plugins.map((p) => Promise.resolve().then(() => p.stopping?.(this.#ctx))),
-    );
-    for (const s of stopping) if (s.status === "rejected") errors.push(s.reason);
+    for (const p of this.#plugins) {
+      try {
+        await p.stopping?.(this.#ctx);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
     await closeStreams(this.#ctx);
     for (const p of this.#plugins) {
       try {

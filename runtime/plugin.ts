@@ -134,8 +134,11 @@ export interface Plugin {
   /** Listens or subscribes. */
   start?(ctx: AppContext): void | Promise<void>;
   /**
-   * Runs first when a stop begins, for every plugin at once, before open streams close: a server
-   * with readiness keeps serving while its load balancer notices the 503 (`http({ health })`).
+   * Runs first when a stop begins, for every plugin in registration order, before open streams
+   * close and before any `drain`: a server with readiness keeps serving while its load balancer
+   * notices the 503 (`http({ health })`), then plugins holding long-lived connections close them
+   * (the Event Server tells its clients to reconnect), so that the server's drain does not wait
+   * for them.
    */
   stopping?(ctx: AppContext): void | Promise<void>;
   /**
