@@ -6,7 +6,8 @@
  */
 
 import type { Db } from "../examples/cluster/db.ts";
-import type { Load, Subscriber } from "./_cluster_load.ts";
+import type { Load } from "./_cluster_load.ts";
+import type { Subscriber } from "./_cluster_subscribers.ts";
 
 /** One row of the report: what, the figure, and whether it passes (undefined: information). */
 export interface Row {
@@ -44,11 +45,16 @@ function compare(s: Subscriber, stream: readonly string[], index: Map<string, nu
  * The live rows: every subscriber received every id after the one it subscribed from, in
  * order, once; with reconnects and `recovered` counts.
  *
- * @param subscribers The subscribers.
+ * @param label `eventClient (WebSocket)` or `EventSource (SSE)`.
+ * @param subscribers The subscribers of that kind.
  * @param stream Every id of the live stream, in order (from Redis).
  * @returns The rows.
  */
-export function liveRows(subscribers: readonly Subscriber[], stream: readonly string[]): Row[] {
+export function liveRows(
+  label: string,
+  subscribers: readonly Subscriber[],
+  stream: readonly string[],
+): Row[] {
   const index = new Map(stream.map((id, i) => [id, i]));
   let missing = 0, outOfOrder = 0, duplicates = 0, withProblems = 0, received = 0;
   let reconnects = 0, recovered = 0, notRecovered = 0, gaps = 0, errors = 0;
@@ -60,44 +66,36 @@ export function liveRows(subscribers: readonly Subscriber[], stream: readonly st
     duplicates += seen.duplicates;
     if (seen.missing + seen.outOfOrder + seen.duplicates > 0) withProblems++;
     received += s.ids.length;
-    reconnects += Math.max(0, s.client.connections - 1);
+    reconnects += Math.max(0, s.connections - 1);
     recovered += s.recovered;
     notRecovered += s.notRecovered;
     gaps += s.gaps;
-    errors += s.errors;
-    firstError ??= s.firstError;
+    errors += s.notices;
+    firstError ??= s.firstNotice;
   }
-  return [
+  const rows: Row[] = [
+    { what: "subscribers", value: String(subscribers.length), ok: subscribers.length > 0 },
+    { what: "messages received (all subscribers)", value: String(received), ok: received > 0 },
+    { what: "messages missed (gaps by id)", value: String(missing), ok: missing === 0 },
     {
-      what: "live messages published (Redis stream)",
-      value: String(stream.length),
-      ok: stream.length > 0,
-    },
-    { what: "live subscribers", value: String(subscribers.length), ok: subscribers.length > 0 },
-    { what: "live messages received (all subscribers)", value: String(received), ok: received > 0 },
-    { what: "live: messages missed (gaps by id)", value: String(missing), ok: missing === 0 },
-    {
-      what: "live: out of order / duplicated",
+      what: "out of order / duplicated",
       value: `${outOfOrder} / ${duplicates}`,
       ok: outOfOrder + duplicates === 0,
     },
+    { what: "subscribers with any problem", value: String(withProblems), ok: withProblems === 0 },
+    { what: "reconnects (all subscribers)", value: String(reconnects) },
     {
-      what: "live: subscribers with any problem",
-      value: String(withProblems),
-      ok: withProblems === 0,
-    },
-    { what: "live: reconnects (all subscribers)", value: String(reconnects) },
-    {
-      what: "live: subscribed recovered=true / false",
+      what: "subscribed recovered=true / false",
       value: `${recovered} / ${notRecovered}`,
       ok: notRecovered === 0,
     },
-    { what: "live: gaps reported by the server", value: String(gaps), ok: gaps === 0 },
+    { what: "gaps reported by the server", value: String(gaps), ok: gaps === 0 },
     {
-      what: "live: client notices (connection lost, then resumed)",
-      value: `${errors}${firstError ? ` (first: ${firstError.slice(0, 60)})` : ""}`,
+      what: "notices (connection lost, then resumed)",
+      value: `${errors}${firstError ? ` (first: ${firstError.slice(0, 50)})` : ""}`,
     },
   ]; // deno-fmt-ignore
+  return rows.map((r) => ({ ...r, what: `live ${label}: ${r.what}` }));
 }
 
 /**

@@ -37,7 +37,8 @@ defaults
     timeout client 60s
     timeout server 30s
     timeout http-keep-alive 10s
-    timeout check 2s
+    # a busy instance is slow, not gone: a stopping one answers 503 at once, a dead one refuses
+    timeout check 5s
     # WebSocket and SSE connections are tunnels once upgraded/streaming
     timeout tunnel 1h
     # a request whose connection failed, or that got no answer at all, goes to another server
@@ -54,7 +55,7 @@ backend fw_instances
     # fw's http({ health }) readiness: 503 from the start of a stop
     option httpchk GET /readyz
     http-check expect status 200
-    # down after 2 failed checks 1 s apart (at most ~4 s with the check time-out): keep fw's
+    # a stopping instance is down after 2 failed checks 1 s apart (~2 s): keep fw's
     # health.drainDelayMs above that (the cluster runs with 5 s)
     default-server check inter 1s fall 2 rise 2
 ${servers}

@@ -7,8 +7,8 @@
  * @module
  */
 
-import { type EventClient, eventClient } from "@fw/events/client";
 import { pause } from "./_cluster_instances.ts";
+import { SseSubscriber, type Subscriber, WsSubscriber } from "./_cluster_subscribers.ts";
 
 /** Answers of one kind of request. */
 export class HttpTally {
@@ -44,23 +44,6 @@ export class HttpTally {
       return undefined;
     }
   }
-}
-
-/** One live subscriber and what it saw. */
-export interface Subscriber {
-  client: EventClient;
-  /** The stream id it subscribed after. */
-  from: string;
-  /** Ids received, in order of arrival. */
-  ids: string[];
-  /** `subscribed` answers with `recovered: true` / `false`. */
-  recovered: number;
-  notRecovered: number;
-  /** Gaps the server reported. */
-  gaps: number;
-  /** Errors the client reported (the first one's message kept). */
-  errors: number;
-  firstError?: string;
 }
 
 /** The running load; `stop()` ends the writes and reads and waits for those in flight. */
@@ -123,40 +106,21 @@ export class Load {
   }
 
   /**
-   * Opens `count` subscribers, `batch` at a time, each after the id `from()` gives at that moment.
+   * Opens `ws` `eventClient` and `sse` `EventSource` subscribers, 20 at a time, each after the id
+   * `from()` gives at that moment.
    *
-   * @param count Subscribers to open.
+   * @param ws WebSocket subscribers to open.
+   * @param sse SSE subscribers to open.
    * @param topic The live topic's name.
    * @param from The latest id published so far.
    */
-  async subscribe(count: number, topic: string, from: () => string): Promise<void> {
-    const url = this.base.replace(/^http/, "ws") + "/events/ws";
-    for (let i = 0; i < count; i++) {
-      const s: Subscriber = {
-        client: undefined as unknown as EventClient,
-        from: from(),
-        ids: [],
-        recovered: 0,
-        notRecovered: 0,
-        gaps: 0,
-        errors: 0,
-      };
-      const onError = (error: Error) => {
-        s.errors++;
-        s.firstError ??= error.message;
-      };
-      const client = s.client = eventClient({
-        url,
-        reconnect: { initialDelayMs: 200, maxDelayMs: 3_000 },
-        onError,
-      });
-      client.subscribe(topic, (_payload, meta) => void s.ids.push(meta.id), {
-        from: s.from,
-        onSubscribed: (info) => info.recovered ? s.recovered++ : s.notRecovered++,
-        onGap: () => void s.gaps++,
-        onError,
-      });
-      this.subscribers.push(s);
+  async subscribe(ws: number, sse: number, topic: string, from: () => string): Promise<void> {
+    for (let i = 0; i < ws + sse; i++) {
+      this.subscribers.push(
+        i < ws
+          ? new WsSubscriber(this.base, topic, from())
+          : new SseSubscriber(this.base, topic, from()),
+      );
       if (i % 20 === 19) await pause(100);
     }
   }
@@ -170,6 +134,6 @@ export class Load {
 
   /** Closes every subscriber. */
   close(): void {
-    for (const s of this.subscribers) s.client.close();
+    for (const s of this.subscribers) s.close();
   }
 }

@@ -22,8 +22,10 @@ export interface ClusterOptions {
   durationMs: number;
   /** Number of instances. */
   instances: number;
-  /** Number of `eventClient` subscribers. */
+  /** Number of `eventClient` (WebSocket) subscribers. */
   subscribers: number;
+  /** Number of `EventSource` (SSE) subscribers. */
+  sseSubscribers: number;
   /** Order writes per second (and as many reads). */
   rate: number;
   /** Roll a restart through every instance. */
@@ -127,8 +129,10 @@ export async function runCluster(o: ClusterOptions): Promise<ClusterReport> {
     load = new Load(base, o.rate);
     load.start();
     await until("the first live message", () => lastId !== "", 30_000);
-    await load.subscribe(o.subscribers, LiveOrders.name, () => lastId);
-    say(`load running: ${o.rate} writes/s, ${o.rate} reads/s, ${o.subscribers} subscribers`);
+    await load.subscribe(o.subscribers, o.sseSubscribers, LiveOrders.name, () => lastId);
+    say(
+      `load running: ${o.rate} writes/s, ${o.rate} reads/s, ${o.subscribers} eventClient and ${o.sseSubscribers} EventSource subscribers`,
+    );
     const rssBefore = await Promise.all(instances.map((i) => i.rssMiB()));
 
     const steps: [string, () => Promise<void>][] = [];
@@ -189,9 +193,20 @@ export async function runCluster(o: ClusterOptions): Promise<ClusterReport> {
     watching.stop();
     const rssAfter = await Promise.all(instances.map((i) => i.rssMiB()));
     const stats = await haproxy.stats();
+    const final = await streamIds(redis.port, key);
     const rows: Row[] = [
       ...await dataRows(load, db),
-      ...liveRows(load.subscribers, await streamIds(redis.port, key)),
+      {
+        what: "live messages published (Redis stream)",
+        value: String(final.length),
+        ok: final.length > 0,
+      },
+      ...liveRows(
+        "eventClient (WebSocket)",
+        load.subscribers.filter((s) => s.kind === "ws"),
+        final,
+      ),
+      ...liveRows("EventSource (SSE)", load.subscribers.filter((s) => s.kind === "sse"), final),
       {
         what: "HAProxy retries / redispatches (retry-on conn-failure empty-response)",
         value: `${stats.wretr} / ${stats.wredis}`,

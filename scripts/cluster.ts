@@ -3,7 +3,7 @@
  * process, through a rolling restart, a SIGKILL and a Redis restart; prints a table and a verdict
  * and exits 1 when anything was lost.
  *
- * Flags: `--duration=<s>` (default 180), `--instances=<n>` (3), `--subscribers=<n>` (300),
+ * Flags: `--duration=<s>` (default 180), `--instances=<n>` (3), `--subscribers=<n>` (300 `eventClient`s), `--sse=<n>` (30 `EventSource`s),
  * `--rate=<writes per s>` (10), `--drain-ms=<ms>` (5000), `--no-roll`, `--no-kill`, `--no-redis`,
  * `--database-url=<url>` (default `CLUSTER_DATABASE_URL`, else the local `postgres://root@127.0.0.1:5432/test`),
  * `--print-haproxy` (print the HAProxy configuration for three instances and exit).
@@ -34,6 +34,7 @@ const options = {
   durationMs: flag("duration", 180) * 1000,
   instances: flag("instances", 3),
   subscribers: flag("subscribers", 300),
+  sseSubscribers: flag("sse", 30),
   rate: flag("rate", 10),
   drainMs: flag("drain-ms", 5000),
   roll: !Deno.args.includes("--no-roll"),
@@ -48,6 +49,11 @@ console.log(`load average at start: ${load.slice(0, 3).join(" ")}`);
 const report = await runCluster(options);
 console.log("");
 console.log(report.text);
+console.log(
+  "\nHAProxy retry-on: conn-failure (any method: the instance never got the request) and" +
+    " empty-response (closed without an answer: GET, and POST /orders, idempotent by its" +
+    " client-chosen id); a refused write is retried by the load generator with the same id.",
+);
 const after = new TextDecoder().decode(await Deno.readFile("/proc/loadavg")).split(" ");
 console.log(`\nload average at end: ${after.slice(0, 3).join(" ")}`);
 console.log(`verdict: ${report.ok ? "PASS: nothing lost" : "FAIL"}`);

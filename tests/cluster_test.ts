@@ -1,7 +1,7 @@
 /**
  * The short version of `deno task cluster` (issue 28): two instances of `examples/cluster` behind
  * HAProxy, a rolling restart of both under a little load (writes, reads, 20 `eventClient`
- * subscribers through the balancer). Nothing may be lost: every request answered, every accepted
+ * subscribers and 5 `EventSource`s through the balancer). Nothing may be lost: every request answered, every accepted
  * order stored once, every event handled, every subscriber gets every live message after the id
  * it subscribed from, in order, and no dead letter. The full run (3 instances, 300 subscribers,
  * 3 minutes, a SIGKILL and a Redis restart too) is `deno task cluster`.
@@ -23,6 +23,7 @@ Deno.test({
       durationMs: 20_000,
       instances: 2,
       subscribers: 20,
+      sseSubscribers: 5,
       rate: 5,
       roll: true,
       kill: false,
@@ -35,7 +36,8 @@ Deno.test({
     assert.deepEqual(failed, [], `${report.text}\n${progress.join("\n")}`);
     const value = (what: string) => report.rows.find((r) => r.what.startsWith(what))?.value;
     assert.ok(Number(value("orders accepted")) > 0);
-    assert.ok(Number(value("live messages received")) > 0);
+    assert.ok(Number(value("live eventClient (WebSocket): messages received")) > 0);
+    assert.ok(Number(value("live EventSource (SSE): messages received")) > 0);
     // both instances were replaced by a graceful stop (exit code 0), and HAProxy saw each go down
     assert.deepEqual(
       report.rows.filter((r) => r.what.includes("RSS")).map((r) =>
