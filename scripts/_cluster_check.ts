@@ -6,7 +6,7 @@
  */
 
 import type { Db } from "../examples/cluster/db.ts";
-import type { Load } from "./_cluster_load.ts";
+import type { HttpTally, Load } from "./_cluster_load.ts";
 import type { Subscriber } from "./_cluster_subscribers.ts";
 
 /** One row of the report: what, the figure, and whether it passes (undefined: information). */
@@ -98,6 +98,12 @@ export function liveRows(
   return rows.map((r) => ({ ...r, what: `live ${label}: ${r.what}` }));
 }
 
+/** ` (mostly <the most frequent reason>)` for a tally with unanswered requests. */
+function why(tally: HttpTally): string {
+  const top = [...tally.failures].sort((a, b) => b[1] - a[1])[0];
+  return top ? ` (mostly ${top[0]})` : "";
+}
+
 /**
  * The request, order, event and dead-letter rows, read from the load's tallies and the database.
  *
@@ -127,13 +133,13 @@ export async function dataRows(load: Load, db: Db): Promise<Row[]> {
   const [{ left }] = await db`SELECT count(*)::int AS left FROM queue`;
   return [
     { what: "HTTP writes sent (POST /orders, retries included)", value: String(w.sent) },
-    { what: "HTTP writes unanswered", value: String(w.unanswered), ok: w.unanswered === 0 },
+    { what: "HTTP writes unanswered", value: `${w.unanswered}${why(w)}`, ok: w.unanswered === 0 },
     {
       what: "HTTP writes non-2xx (retried by the client, same id)",
       value: `${w.non2xx}${w.non2xx ? ` (${w.non2xxDetail})` : ""}`,
     },
     { what: "HTTP reads sent (GET /orders/:id)", value: String(r.sent) },
-    { what: "HTTP reads unanswered", value: String(r.unanswered), ok: r.unanswered === 0 },
+    { what: "HTTP reads unanswered", value: `${r.unanswered}${why(r)}`, ok: r.unanswered === 0 },
     { what: "HTTP reads non-2xx", value: `${r.non2xx}${r.non2xx ? ` (${r.non2xxDetail})` : ""}` },
     { what: "orders accepted (2xx)", value: String(accepted.length), ok: accepted.length > 0 },
     {

@@ -16,6 +16,8 @@ export class HttpTally {
   sent = 0;
   /** Requests that got no HTTP answer at all (reset, refused, timed out). */
   unanswered = 0;
+  /** Why requests went unanswered: error name and message, with counts. */
+  readonly failures = new Map<string, number>();
   /** Answers by status. */
   readonly statuses = new Map<number, number>();
 
@@ -35,12 +37,15 @@ export class HttpTally {
   async send(url: string, init: RequestInit): Promise<number | undefined> {
     this.sent++;
     try {
-      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(20_000) });
+      // longer than HAProxy's `timeout server` (30 s): a slow instance is answered 504 by HAProxy
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(45_000) });
       await res.body?.cancel();
       this.statuses.set(res.status, (this.statuses.get(res.status) ?? 0) + 1);
       return res.status;
-    } catch {
+    } catch (error) {
       this.unanswered++;
+      const why = `${(error as Error).name}: ${(error as Error).message}`.slice(0, 80);
+      this.failures.set(why, (this.failures.get(why) ?? 0) + 1);
       return undefined;
     }
   }
