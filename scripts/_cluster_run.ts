@@ -159,7 +159,7 @@ export async function runCluster(o: ClusterOptions): Promise<ClusterReport> {
       steps.push(["restart of Redis", async () => {
         await redis.down();
         await pause(1_000);
-        await redis.up();
+        await redis.up(60_000);
       }]);
     }
     const start = Date.now();
