@@ -21,7 +21,7 @@ import {
   type RequestInfo,
   type RouteHandler,
   type RouteRegistration,
-  runInContext,
+  runInNewContext,
   runInSyncContext,
   type ServerInfo,
   systemClock,
@@ -163,6 +163,9 @@ export class Application {
       },
       setServer: (server) => void (this.#server = server),
       stop: () => this.stop(),
+      get phase() {
+        return app.#phase;
+      },
       env,
       addRoute: (route) => this.#addRoute(route),
       addMiddleware: (mw) => {
@@ -329,7 +332,8 @@ export class Application {
     }
     const chain = this.#chain;
     if (chain === undefined) return this.#dispatch(req, info, values);
-    return runInContext(values as unknown as Record<string, unknown>, () => chain(req, info));
+    // a new scope, not a nested one: see #dispatch
+    return runInNewContext(values as unknown as Record<string, unknown>, () => chain(req, info));
   }
 
   /**
@@ -346,7 +350,9 @@ export class Application {
   }
 
   /**
-   * Stops in order: closes open stream connections (SSE streams end, WebSockets close with
+   * Stops in order: runs every plugin's `stopping` in registration order (`http({ health })`
+   * answers 503 on its readiness route and keeps serving for `drainDelayMs`; the Event Server then
+   * closes its WebSocket and SSE connections), closes open stream connections (SSE streams end, WebSockets close with
    * 1001), drains every plugin in registration order (`http()` stops listening and lets in-flight
    * requests finish, up to its `shutdownTimeoutMs`), stops every plugin in reverse order (`events()`
    * finishes admitted deliveries, then closes its transports), then disposes the container's
@@ -361,6 +367,13 @@ export class Application {
 
   async #stop(): Promise<void> {
     const errors: unknown[] = [];
+    for (const p of this.#plugins) {
+      try {
+        await p.stopping?.(this.#ctx);
+      } catch (err) {
+        errors.push(err);
+      }
+    }
     await closeStreams(this.#ctx);
     for (const p of this.#plugins) {
       try {
@@ -449,9 +462,12 @@ export class Application {
       res = entry.safe(req, params, info);
     } else {
       const store = values as unknown as Record<string, unknown>;
+      // A request's scope is a root: Deno can resume a keep-alive connection's next request in
+      // the frame its previous response left behind, and a nested scope would inherit that
+      // request's user and trace id.
       res = entry.sync
         ? runInSyncContext(store, () => entry.safe(req, params, info))
-        : runInContext(store, () => entry.safe(req, params, info));
+        : runInNewContext(store, () => entry.safe(req, params, info));
     }
     return head ? Promise.resolve(res).then(stripBody) : res;
   }

@@ -9,8 +9,10 @@
 
 import type { AppContext, Plugin, RequestInfo, ServerInfo } from "@fw/runtime";
 import { compileTrustProxy, type ProxyTrust, type TrustProxyOption } from "./_proxy.ts";
+import { checkHealth, type HealthOptions, healthResponse, type HealthSettings } from "./_health.ts";
 
 export type { TrustProxyOption } from "./_proxy.ts";
+export type { HealthOptions } from "./_health.ts";
 
 /** Connection facts with the peer address read only when asked (it costs a system call). */
 class ConnInfo implements RequestInfo {
@@ -18,6 +20,13 @@ class ConnInfo implements RequestInfo {
   get remoteAddr(): Deno.NetAddr {
     return this.conn.remoteAddr;
   }
+}
+
+/** What the readiness route reports: the application's phase, or ready for a bare context. */
+function stateOf(ctx: AppContext): "starting" | "ready" | "stopping" {
+  const phase = ctx.phase;
+  if (phase === undefined || phase === "started") return "ready";
+  return phase === "stopped" ? "stopping" : "starting";
 }
 
 /** Options of {@linkcode http}. */
@@ -53,6 +62,14 @@ export interface HttpOptions {
    * (default 30,000). A slower upload is answered 408 Request Timeout.
    */
   bodyTimeoutMs?: number;
+  /**
+   * Liveness and readiness routes for a load balancer or Kubernetes (default off). `true` serves
+   * `GET /livez` (200 while the process serves) and `GET /readyz` (200 once the application has
+   * started, 503 from the moment a stop begins); an object sets the paths and `drainDelayMs`, how
+   * long a stop keeps serving with readiness at 503 before streams are told to reconnect and the
+   * listener closes (default 5,000). Both routes are answered before any middleware.
+   */
+  health?: boolean | HealthOptions;
 }
 
 interface Settings {
@@ -63,6 +80,7 @@ interface Settings {
   signals: boolean;
   shutdownTimeoutMs: number;
   bodyTimeoutMs: number;
+  health: HealthSettings | undefined;
 }
 
 function duration(name: string, value: number | undefined, fallback: number): number {
@@ -104,6 +122,7 @@ function check(options: HttpOptions, portEnv: string | undefined): Settings {
     signals: options.signals !== false,
     shutdownTimeoutMs: duration("shutdownTimeoutMs", options.shutdownTimeoutMs, 10_000),
     bodyTimeoutMs: duration("bodyTimeoutMs", options.bodyTimeoutMs, 30_000),
+    health: checkHealth(options.health),
   };
 }
 
@@ -163,11 +182,17 @@ export function http(options: HttpOptions = {}): Plugin {
     },
     start(ctx: AppContext) {
       let info: ServerInfo = { hostname: settings.hostname, port: settings.port, url: "" };
+      const health = settings.health;
+      const state = () => stateOf(ctx);
+      const handler: Deno.ServeHandler<Deno.NetAddr> = health === undefined
+        ? (req, conn) => ctx.dispatch(req, new ConnInfo(conn, info))
+        : (req, conn) =>
+          healthResponse(health, req.url, state) ?? ctx.dispatch(req, new ConnInfo(conn, info));
       server = Deno.serve({
         port: settings.port,
         hostname: settings.hostname,
         onListen: () => {},
-      }, (req, conn) => ctx.dispatch(req, new ConnInfo(conn, info)));
+      }, handler);
       const addr = server.addr;
       const host = addr.hostname === "0.0.0.0"
         ? "localhost"
@@ -197,6 +222,16 @@ export function http(options: HttpOptions = {}): Plugin {
           }
         }
       }
+    },
+    stopping(ctx: AppContext) {
+      // readiness already answers 503 (the application's phase is "stopped"): keep serving while
+      // the balancer notices, before streams are told to reconnect and the listener closes
+      const ms = settings?.health?.drainDelayMs ?? 0;
+      if (ms === 0 || server === undefined) return;
+      ctx.logger.info(
+        `Stopping: readiness answers 503, draining for ${ms} ms (health.drainDelayMs)`,
+      );
+      return new Promise<void>((resolve) => ctx.clock.setTimeout(resolve, ms));
     },
     drain(ctx: AppContext) {
       return drain(ctx);

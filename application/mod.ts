@@ -36,7 +36,7 @@ export {
   type ApplicationOptions,
   type RouteEntry,
 } from "./application.ts";
-export { http, type HttpOptions, type TrustProxyOption } from "./http.ts";
+export { type HealthOptions, http, type HttpOptions, type TrustProxyOption } from "./http.ts";
 export { api, type ApiOptions, type ApiPlugin, type ApiRoute, type GlobalThrows } from "./api.ts";
 export { type Module, module } from "./module.ts";
 export { openApiDocument, type OpenApiDocumentOptions } from "./openapi/document.ts";

@@ -123,6 +123,12 @@ export interface AppContext {
    * hand-made contexts in tests need not provide it.
    */
   stop?(): Promise<void>;
+  /**
+   * Where the application is in its lifecycle: `"started"` once every plugin started,
+   * `"stopped"` from the moment a stop begins (readiness routes answer 503 then). Optional so that
+   * hand-made contexts in tests need not provide it.
+   */
+  readonly phase?: "new" | "warming" | "ready" | "started" | "stopped";
 }
 
 /** A unit of composition: `application().use(plugin)`. */
@@ -135,6 +141,14 @@ export interface Plugin {
   warmup?(ctx: AppContext): void | Promise<void>;
   /** Listens or subscribes. */
   start?(ctx: AppContext): void | Promise<void>;
+  /**
+   * Runs first when a stop begins, for every plugin in registration order, before open streams
+   * close and before any `drain`: a server with readiness keeps serving while its load balancer
+   * notices the 503 (`http({ health })`), then plugins holding long-lived connections close them
+   * (the Event Server tells its clients to reconnect), so that the server's drain does not wait
+   * for them.
+   */
+  stopping?(ctx: AppContext): void | Promise<void>;
   /**
    * Stops taking new work and finishes what was admitted (a server stops listening and lets
    * in-flight requests finish). Runs for every plugin, in registration order, before any `stop`,

@@ -164,3 +164,38 @@ Deno.test("the request leaves its context once the response is ready", async () 
   }
   await app.stop();
 });
+
+Deno.test("a request dispatched inside another scope starts from an empty one (keep-alive behind a proxy)", async () => {
+  // Deno can resume a connection's next request inside the frame the previous response left
+  // behind: that request must neither fail nor see the other request's user or trace id.
+  const who = (c: Record<string, unknown>) => ({
+    user: c.user ?? null,
+    outerTrace: c.traceId === "outer",
+  });
+  const routes = () =>
+    api({ autoScan: false })
+      .route(
+        "GET",
+        "/async",
+        endpoint().handle(async () => {
+          await tick();
+          return who(useContext());
+        }),
+      )
+      .route("GET", "/sync", endpoint().handle(() => who(useContext())));
+  const passThrough: Plugin = {
+    name: "passThrough",
+    setup: (ctx) => ctx.addMiddleware((_req, _info, next) => next()),
+  };
+  for (const app of [application().use(routes()), application().use(passThrough).use(routes())]) {
+    for (const path of ["/async", "/sync"]) {
+      const res = await runInContext(
+        { traceId: "outer", user: "ann" },
+        () => app.request(path, { headers: { traceparent: PARENT } }),
+      );
+      assert.equal(res.status, 200, path);
+      assert.deepEqual(await res.json(), { user: null, outerTrace: false }, path);
+    }
+    await app.stop();
+  }
+});

@@ -9,7 +9,7 @@ import { application, http, oauth } from "@fw/application";
 import { Int, memoryRealtime, type RealtimeBroker, topic } from "@fw/events";
 import { EVENTS_CLOSE_CODES } from "@fw/events/protocol";
 import { eventServer, type EventServerOptions } from "@fw/events/server";
-import { createLogger, ManualClock } from "@fw/runtime";
+import { createLogger, ManualClock, MemorySink } from "@fw/runtime";
 import { SseReader, WsSession } from "../events/protocol/_conformance_io.ts";
 import { signJwt } from "../application/testdata/jwt.ts";
 import { ConformanceEcho } from "../scripts/_conformance_app.ts";
@@ -359,6 +359,43 @@ Deno.test("eventServer() stop closes WebSockets with 1001 and ends SSE streams",
   const item = await ws.next(T, "close");
   assert.ok("close" in item && item.close.code === EVENTS_CLOSE_CODES.goingAway);
   assert.equal(await reader.next(), undefined);
+  await ws.close();
+});
+
+Deno.test("eventServer() behind http({ health }): connections stay up during the drain delay, then close before the listener drains", async () => {
+  const clock = new ManualClock(1_000);
+  const sink = new MemorySink();
+  const app = application({ logger: createLogger({ level: "debug", sink }), clock })
+    .use(http({ port: 0, hostname: "127.0.0.1", signals: false, health: { drainDelayMs: 2_000 } }))
+    .use(eventServer({ topics: [Orders] }));
+  await app.start();
+  const base = `http://127.0.0.1:${app.address!.port}`;
+  const ws = await WsSession.open(`${base.replace("http", "ws")}/events/ws`, T);
+  await hello(ws);
+  const res = await fetch(`${base}/events/sse/${Orders.name}`, {
+    headers: { accept: "text/event-stream" },
+  });
+  const reader = new SseReader(res.body!);
+  assert.equal((await reader.next())?.event, "subscribed");
+  const stopped = app.stop();
+  await clock.advance(1_999);
+  const ready = await fetch(`${base}/readyz`);
+  assert.equal(ready.status, 503);
+  await ready.body?.cancel();
+  // still serving: a publish during the delay reaches the open SSE stream
+  await publish(base, Orders.name, { n: 1 });
+  assert.deepEqual(JSON.parse((await reader.next())!.data).payload, { n: 1 });
+  await clock.advance(1);
+  await stopped;
+  const item = await ws.next(T, "close");
+  assert.ok("close" in item);
+  assert.deepEqual([item.close.code, item.close.reason], [
+    EVENTS_CLOSE_CODES.goingAway,
+    "server stopping",
+  ]);
+  assert.equal(await reader.next(), undefined);
+  // the listener did not wait for the SSE stream until shutdownTimeoutMs
+  assert.equal(sink.records.filter((r) => /shutdownTimeoutMs/.test(r.message)).length, 0);
   await ws.close();
 });
 

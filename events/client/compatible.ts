@@ -35,7 +35,9 @@ export function discoveryUrl(url: string | URL): string {
  * @param fetchFn The fetch to use (default the global one).
  * @returns The document.
  * @throws {EventClientError} `incompatible_server` when the answer is not an fw Event Server's
- *   discovery document; a `TypeError` from fetch when the server cannot be reached.
+ *   discovery document; `connection_lost` for an answer that says "try again" (408, 429 or any
+ *   5xx, such as a load balancer's 503 while every instance restarts); a `TypeError` from fetch
+ *   when the server cannot be reached.
  */
 export async function readDiscovery(
   url: string | URL,
@@ -44,6 +46,12 @@ export async function readDiscovery(
   const where = discoveryUrl(url);
   const res = await fetchFn(where, { headers: { accept: "application/json" } });
   const text = await res.text();
+  if (res.status >= 500 || res.status === 408 || res.status === 429) {
+    throw new EventClientError(
+      "connection_lost",
+      `The Event Server at "${where}" is unavailable for now: status ${res.status}`,
+    );
+  }
   let doc: Partial<DiscoveryDocument> | undefined;
   try {
     doc = JSON.parse(text);

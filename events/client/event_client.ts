@@ -150,7 +150,13 @@ class Client implements EventClient {
       try {
         this.discovery = await readDiscovery(this.#o.url, this.#o.fetch ?? fetch);
       } catch (error) {
-        if (error instanceof EventClientError) return this.#fail(error);
+        if (error instanceof EventClientError && error.code !== "connection_lost") {
+          return this.#fail(error);
+        }
+        if (error instanceof EventClientError) {
+          this.#report(error);
+          return this.#retry();
+        }
         this.#report(
           new EventClientError(
             "connection_lost",

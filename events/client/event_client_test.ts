@@ -149,6 +149,39 @@ Deno.test("eventClient() reports a failing token function on the subscription an
   }
 });
 
+Deno.test("eventClient() retries a discovery answered 503 by a load balancer, then subscribes", async () => {
+  const s = await start();
+  let calls = 0;
+  const errors: string[] = [];
+  const client = eventClient({
+    url: s.ws,
+    reconnect: { initialDelayMs: 10, maxDelayMs: 20 },
+    // the balancer has no instance ready for the first two discovery requests
+    fetch: (input, init) =>
+      ++calls <= 2
+        ? Promise.resolve(new Response("<h1>503 Service Unavailable</h1>", { status: 503 }))
+        : fetch(input, init),
+    onError: (e) => errors.push(`${e.code}: ${e.message}`),
+  });
+  try {
+    const got: number[] = [];
+    const sub = client.subscribe(Orders, (p) => got.push(p.n));
+    await until("the subscription", () => sub.state === "live");
+    assert.equal(errors.length, 2);
+    assert.match(
+      errors[0],
+      /^connection_lost: The Event Server at ".*" is unavailable for now: status 503$/,
+    );
+    await publish(s.base, Orders.name, { n: 1 });
+    await until("the event", () => got.length === 1);
+    assert.equal(calls, 3);
+  } finally {
+    client.close();
+    await until("the socket to close", () => s.server.connections === 0);
+    await s.stop();
+  }
+});
+
 Deno.test("eventClient() refuses a server that is not an fw Event Server", async () => {
   let requests = 0;
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, () => {

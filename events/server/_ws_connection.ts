@@ -43,6 +43,9 @@ function utf8Bytes(text: string, limit: number): number {
   return text.length * 3 <= limit ? text.length : encoder.encode(text).length;
 }
 
+/** Longest wait for a client to answer the close frame of a server that is stopping. */
+const CLOSE_WAIT_MS = 2_000;
+
 /** A WebSocket client of the Event Server. */
 export class WsConnection implements LiveClient {
   readonly id: string;
@@ -315,13 +318,28 @@ export class WsConnection implements LiveClient {
     this.#send('{"type":"ping"}');
   }
 
-  /** Closes with 1001 and waits until released. */
+  /**
+   * Closes with 1001 and waits until released and the close handshake is over (up to
+   * `CLOSE_WAIT_MS`), so that the HTTP server's drain, which closes upgraded sockets with a reason
+   * of its own, does not overtake the server's close frame.
+   */
   shutdown(): Promise<void> {
     this.#done ??= this.#closed
       ? this.#released
       : new Promise((resolve) => this.#resolveDone = resolve);
+    const socket = this.#socket;
+    const open = socket.readyState !== WebSocket.CLOSED;
     this.#close(EVENTS_CLOSE_CODES.goingAway, "server stopping");
-    return this.#done;
+    if (!open) return this.#done;
+    const clock = this.#core.clock;
+    const handshake = new Promise<void>((resolve) => {
+      const timer = clock.setTimeout(resolve, CLOSE_WAIT_MS);
+      socket.addEventListener("close", () => {
+        clock.clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+    return Promise.all([this.#done, handshake]).then(() => {});
   }
 
   #close(code: number, reason: string): void {

@@ -336,6 +336,11 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
     start() {
       core?.start();
     },
+    async stopping() {
+      // after http()'s drain delay (plugins run this in order): clients are told to reconnect
+      // (WebSocket 1001, SSE end) before the listener drains, which would otherwise wait for them
+      await core?.stop();
+    },
     async stop() {
       await core?.stop();
       await owned?.close();

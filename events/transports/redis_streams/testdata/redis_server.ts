@@ -31,8 +31,12 @@ export class RedisServer {
     return server;
   }
 
-  /** Starts the process and waits until it answers PING (and has loaded its data). */
-  async up(): Promise<void> {
+  /**
+   * Starts the process and waits until it answers PING (and has loaded its data).
+   *
+   * @param timeoutMs Longest wait (a loaded machine replays the append-only file slowly).
+   */
+  async up(timeoutMs = 10_000): Promise<void> {
     this.#child = new Deno.Command("redis-server", {
       args: [
         "--port",
@@ -52,7 +56,7 @@ export class RedisServer {
       stdout: "null",
       stderr: "null",
     }).spawn();
-    const end = Date.now() + 10_000;
+    const end = Date.now() + timeoutMs;
     for (;;) {
       try {
         const conn = await Deno.connect({ hostname: "127.0.0.1", port: this.port });
