@@ -91,6 +91,7 @@ function parametersOf(
       in: "query",
       required: !node.optional,
       ...(node.description !== undefined && { description: node.description }),
+      ...(node.kind === "array" && { style: "form", explode: true }),
       schema: write(strip(node)),
     });
   }
@@ -164,7 +165,7 @@ export function operationOf(
     ...(description !== undefined && { description }),
     ...(parameters.length > 0 && { parameters }),
     ...(def.mode === "unary" && meta.body && { requestBody: requestBodyOf(meta.body, write) }),
-    responses: responsesOf(def, globalThrows, write),
+    responses: responsesOf(def, globalThrows, write, template.length > 0),
     ...(meta.secure && { security: [{ [BEARER_SCHEME]: [] }] }),
     ...(def.mode !== "unary" && { "x-fw-stream": streamOf(def, write) }),
   };
