@@ -27,9 +27,7 @@ async function contract(
     const document = await (await fetch(`${app.url}/openapi.json`)).json();
     const { config, successes, unbreakable } = plan(document, options);
     const skipped = (name: string) =>
-      Object.keys(options.skipSuccess ?? {}).some((op) =>
-        name === itemName(document, op)
-      );
+      Object.keys(options.skipSuccess ?? {}).some((op) => name === itemName(document, op));
     const run = await portmanNewman(dir, document, config, app.url, skipped);
     assert.deepEqual(run.failures, [], `newman failures against ${entry}`);
     const names = new Set(run.executed.map((e) => e.name));
@@ -46,9 +44,7 @@ async function contract(
       if (unbreakable[op]) continue;
       const base = itemName(document, op);
       assert.ok(
-        variations.some((v) =>
-          v.name.startsWith(base + "[") && v.status >= 400
-        ),
+        variations.some((v) => v.name.startsWith(base + "[") && v.status >= 400),
         `${op}: no request breaking a documented rule ran`,
       );
     }
@@ -66,9 +62,7 @@ function ops(
   document: { paths: Record<string, Record<string, unknown>> },
   path: string,
 ) {
-  return Object.keys(document.paths[path]).map((m) =>
-    `${m.toUpperCase()}::${path}`
-  );
+  return Object.keys(document.paths[path]).map((m) => `${m.toUpperCase()}::${path}`);
 }
 
 /** The collection item name Portman gives an operation (its summary, else the operation id). */
@@ -77,9 +71,8 @@ function itemName(
   op: string,
 ) {
   const [method, path] = op.split("::");
-  const id =
-    (document.paths[path][method.toLowerCase()] as { operationId: string })
-      .operationId;
+  const id = (document.paths[path][method.toLowerCase()] as { operationId: string })
+    .operationId;
   return id.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(
     /^./,
     (c) => c.toLowerCase(),

@@ -62,13 +62,9 @@ export function breaking(schema: Json): string | undefined {
     schema.pattern,
     ...((schema.allOf as Json[] | undefined) ?? []).map((s) => s.pattern),
   ]
-    .filter((p): p is string => typeof p === "string").map((p) =>
-      new RegExp(p)
-    );
+    .filter((p): p is string => typeof p === "string").map((p) => new RegExp(p));
   const min = typeof schema.minLength === "number" ? schema.minLength : 0;
-  const max = typeof schema.maxLength === "number"
-    ? schema.maxLength
-    : Infinity;
+  const max = typeof schema.maxLength === "number" ? schema.maxLength : Infinity;
   if (rules.length > 0) {
     return CANDIDATES.find((c) =>
       c.length >= min && c.length <= max && !rules.every((r) => r.test(c))
@@ -217,9 +213,7 @@ export function plan(document: Json, options: PlanOptions = {}): Plan {
   for (const [path, methods] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(methods)) {
       const target = `${method.toUpperCase()}::${path}`;
-      const success = Object.keys(op.responses).filter((s) =>
-        s < "4" && s !== "101"
-      )[0];
+      const success = Object.keys(op.responses).filter((s) => s < "4" && s !== "101")[0];
       if (success !== undefined && !options.skipSuccess?.[target]) {
         successes.push(target);
         contractTests.push({

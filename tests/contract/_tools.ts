@@ -1,6 +1,6 @@
 /**
  * The npm tools of the contract tests (Portman, newman, Stoplight Prism), pinned in
- * `tests/contract/package.json` and its lockfile, installed with `npm ci` on first use: they are
+ * `tests/contract/npm/package.json` and its lockfile, installed with `npm ci` on first use: they are
  * test tools, never a dependency of fw. Also starts the example apps as subprocesses.
  *
  * @module
@@ -8,8 +8,8 @@
 
 import { fileURLToPath as fromFileUrl } from "node:url";
 
-/** This folder. */
-export const HERE: string = fromFileUrl(new URL(".", import.meta.url));
+/** Where the tools are installed (a folder of its own: Deno reads a `package.json` beside code). */
+export const HERE: string = fromFileUrl(new URL("./npm/", import.meta.url));
 const BIN = `${HERE}node_modules/.bin/`;
 
 async function run(
@@ -34,9 +34,7 @@ const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
  */
 export async function ensureTools(): Promise<void> {
   const present = await Promise.all(
-    ["portman", "newman", "prism"].map((b) =>
-      Deno.stat(BIN + b).then(() => true, () => false)
-    ),
+    ["portman", "newman", "prism"].map((b) => Deno.stat(BIN + b).then(() => true, () => false)),
   );
   if (present.every(Boolean)) return;
   const out = await run("npm", [
@@ -47,9 +45,7 @@ export async function ensureTools(): Promise<void> {
   ]);
   if (!out.success) {
     throw new Error(
-      `Cannot install the contract-test tools (npm ci in ${HERE}): ${
-        text(out.stderr)
-      }`,
+      `Cannot install the contract-test tools (npm ci in ${HERE}): ${text(out.stderr)}`,
     );
   }
 }
@@ -179,9 +175,7 @@ export async function startExample(
     }
   };
   const done = Promise.all([read(child.stdout), read(child.stderr)]);
-  child.status.then((s) =>
-    reject(new Error(`${entry} exited (${s.code}): ${log}`))
-  );
+  child.status.then((s) => reject(new Error(`${entry} exited (${s.code}): ${log}`)));
   const timer = setTimeout(
     () => reject(new Error(`${entry} did not start: ${log}`)),
     60_000,
@@ -206,4 +200,60 @@ export async function startExample(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A port no one listens on right now. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/**
+ * Starts Stoplight Prism as a validating proxy: every request and response is checked against
+ * the document and its violations are reported in the `sl-violations` response header.
+ *
+ * @param document The document file.
+ * @param upstream The app's base URL.
+ * @returns Prism's base URL and a stop function.
+ */
+export async function startPrism(
+  document: string,
+  upstream: string,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = freePort();
+  const child = new Deno.Command(BIN + "prism", {
+    args: ["proxy", document, upstream, "--host", "127.0.0.1", "--port", String(port)],
+    cwd: HERE,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let log = "";
+  const { promise: ready, resolve, reject } = Promise.withResolvers<void>();
+  const read = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      log += chunk;
+      if (log.includes("Prism is listening")) resolve();
+    }
+  };
+  const done = Promise.all([read(child.stdout), read(child.stderr)]);
+  child.status.then((s) => reject(new Error(`Prism exited (${s.code}): ${log}`)));
+  const timer = setTimeout(() => reject(new Error(`Prism did not start: ${log}`)), 120_000);
+  const stop = async () => {
+    try {
+      child.kill("SIGTERM");
+    } catch { /* already gone */ }
+    await child.status;
+    await done;
+  };
+  try {
+    await ready;
+  } catch (error) {
+    await stop();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  return { url: `http://127.0.0.1:${port}`, stop };
 }
