@@ -46,6 +46,8 @@ const FORMAT_NOTES: Record<string, string> = {
   uri: "An absolute URL that the WHATWG URL parser accepts.",
 };
 
+const EMAIL_EXAMPLE = "user@example.com";
+
 function note(out: JsonSchemaObject, text: string): void {
   out.description = out.description === undefined ? text : `${out.description}\n\n${text}`;
 }
@@ -62,6 +64,9 @@ function stringRules(node: SchemaNode, out: JsonSchemaObject): void {
     if (FORMAT_NOTES[node.format]) note(out, FORMAT_NOTES[node.format]);
     if (node.format === "email") {
       out.maxLength = Math.min(node.maxLength ?? EMAIL_MAX_LENGTH, EMAIL_MAX_LENGTH);
+      // Generators (json-schema-faker in Portman and Prism) cut a long match of the pattern
+      // at maxLength, which can leave an invalid address: an example gives them a valid one.
+      if ((out.maxLength as number) >= EMAIL_EXAMPLE.length) out.example = EMAIL_EXAMPLE;
     }
   }
   if (node.pattern && node.pattern.flags === "") patterns.push(node.pattern.source);

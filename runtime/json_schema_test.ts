@@ -46,7 +46,13 @@ Deno.test("toJsonSchema() writes types, formats, constraints and descriptions", 
       type: "object",
       properties: {
         id: { type: "string", format: "uuid", description: "The id", pattern: UUID_PATTERN },
-        email: { type: "string", format: "email", maxLength: 254, pattern: EMAIL_PATTERN },
+        email: {
+          type: "string",
+          format: "email",
+          maxLength: 254,
+          pattern: EMAIL_PATTERN,
+          example: "user@example.com",
+        },
         url: {
           type: "string",
           format: "uri",
@@ -92,7 +98,9 @@ Deno.test("toJsonSchema() keeps the shorter email length and states patterns Ope
     format: "email",
     maxLength: 80,
     pattern: EMAIL_PATTERN,
+    example: "user@example.com",
   });
+  assert.equal(toJsonSchema(MaxLength(10, Email)).example, undefined);
   assert.deepEqual(toJsonSchema(Desc("A code", Pattern(/^[a-z]+$/i))), {
     type: "string",
     description: "A code\n\nMust match the regular expression `/^[a-z]+$/i` " +

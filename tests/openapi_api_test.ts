@@ -28,7 +28,7 @@ Deno.test("api().openapi() returns the document after warmup, with the global th
   assert.deepEqual(doc.info, { title: "Users", version: "2.0.0" });
   assert.deepEqual(Object.keys(doc.paths), ["/v2/users/{id}"]);
   const op = doc.paths["/v2/users/{id}"].get;
-  assert.deepEqual(Object.keys(op.responses), ["400", "500", "503", "2XX"]);
+  assert.deepEqual(Object.keys(op.responses), ["400", "406", "500", "503", "2XX"]);
   assert.equal(op.responses["503"].description, "Maintenance");
   assert.deepEqual(op.tags, ["users"]);
   assert.notEqual(

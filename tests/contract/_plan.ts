@@ -3,8 +3,8 @@
  * test of its documented success response (status, content type, JSON body, schema, required
  * headers), and variations that each break one documented rule and expect the documented 4xx
  * with its documented body: Portman's fuzzing of the body and query (required fields, minimum,
- * maximum, minLength, maxLength), plus a path or query value that breaks its type, pattern or
- * range, a body sent as `text/plain` (415), an `Accept` nothing matches (406), no token (401),
+ * maximum, minLength, maxLength), plus a body, path or query value that breaks its type,
+ * integer rule or pattern (the formats' patterns included), a body sent as `text/plain` (415), an `Accept` nothing matches (406), no token (401),
  * a token without the scope (403), and a stream route asked for neither SSE nor WebSocket (400).
  *
  * @module
@@ -74,6 +74,27 @@ export function breaking(schema: Json): string | undefined {
   return undefined;
 }
 
+/** A JSON value that breaks the type, integer or pattern rule of `schema`, if it has one. */
+function breakingJson(schema: Json): unknown {
+  if (schema.type === "integer") return 1.5;
+  if (schema.type === "number") return "abc";
+  if (schema.type === "boolean") return "true";
+  if (schema.type === "string" && (schema.pattern || schema.allOf)) return breaking(schema);
+  return undefined;
+}
+
+/** Every property of a body schema (`$ref`s resolved, first array item), with its schema. */
+function* bodyFields(schema: Json, components: Json, path: string): Generator<[string, Json]> {
+  if (typeof schema.$ref === "string") {
+    schema = components[schema.$ref.slice("#/components/schemas/".length)] as Json;
+  }
+  if (path) yield [path, schema];
+  if (schema.type === "array") yield* bodyFields(schema.items as Json, components, `${path}[0]`);
+  for (const [key, prop] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) {
+    yield* bodyFields(prop, components, path ? `${path}.${key}` : key);
+  }
+}
+
 const CHECKS = (status: string, headers: boolean): Json[] => [
   { statusCode: { enabled: true, code: Number(status) } },
   { contentType: { enabled: true } },
@@ -110,9 +131,19 @@ const FUZZ = {
 function ruleBreakers(
   target: string,
   op: Operation,
+  components: Json,
   options: PlanOptions,
 ): Json[] {
   const out: Json[] = [];
+  const json = (op.requestBody as { content?: Record<string, { schema: Json }> } | undefined)
+    ?.content?.["application/json"]?.schema;
+  for (const [path, schema] of json ? bodyFields(json, components, "") : []) {
+    const value = breakingJson(schema);
+    if (value === undefined) continue;
+    out.push(variation(target, "400", `Invalid body ${path}`, {
+      overwrites: [{ overwriteRequestBody: [{ key: path, value, overwrite: true }] }],
+    }));
+  }
   const has = (status: string) => op.responses[status] !== undefined;
   const params = op.parameters ?? [];
   for (const p of params) {
@@ -222,7 +253,8 @@ export function plan(document: Json, options: PlanOptions = {}): Plan {
           ...Object.assign({}, ...CHECKS(success, true)),
         });
       }
-      const breakers = ruleBreakers(target, op, options);
+      const components = (document.components as Json | undefined)?.schemas as Json ?? {};
+      const breakers = ruleBreakers(target, op, components, options);
       if (breakers.length === 0) {
         unbreakable[target] = "it documents no rule a request can break";
       }
