@@ -33,20 +33,31 @@ const text = (bytes: Uint8Array): string => new TextDecoder().decode(bytes);
  * @throws {Error} When npm fails, with its output: the contract tests cannot run without them.
  */
 export async function ensureTools(): Promise<void> {
-  const present = await Promise.all(
-    ["portman", "newman", "prism"].map((b) => Deno.stat(BIN + b).then(() => true, () => false)),
-  );
-  if (present.every(Boolean)) return;
-  const out = await run("npm", [
-    "ci",
-    "--no-audit",
-    "--no-fund",
-    "--loglevel=error",
-  ]);
-  if (!out.success) {
-    throw new Error(
-      `Cannot install the contract-test tools (npm ci in ${HERE}): ${text(out.stderr)}`,
-    );
+  const present = async () =>
+    (await Promise.all(
+      ["portman", "newman", "prism"].map((b) => Deno.stat(BIN + b).then(() => true, () => false)),
+    )).every(Boolean);
+  if (await present()) return;
+  // test files run in parallel: the first one installs, the others wait for it
+  const lock = `${HERE}.installing`;
+  try {
+    await Deno.mkdir(lock);
+  } catch {
+    for (let i = 0; i < 600 && !(await present()); i++) {
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    if (await present()) return;
+    throw new Error(`Cannot install the contract-test tools: ${lock} is held by another run`);
+  }
+  try {
+    const out = await run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"]);
+    if (!out.success) {
+      throw new Error(
+        `Cannot install the contract-test tools (npm ci in ${HERE}): ${text(out.stderr)}`,
+      );
+    }
+  } finally {
+    await Deno.remove(lock);
   }
 }
 
