@@ -189,6 +189,7 @@ export function api(options: ApiOptions = {}): ApiPlugin {
     : checkApiOpenApiConfig(options.openapi);
   let prefix = explicitPrefix ?? "";
   let warmed = false;
+  let maxBodyBytes: number | undefined;
 
   const plugin: ApiPlugin = {
     name: "api",
@@ -210,7 +211,7 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       const chosen = given === undefined
         ? openapi!.options
         : checkOpenApiOptions(given, "api().openapi()");
-      return openApiDocument(routes, { ...chosen, globalThrows, prefix });
+      return openApiDocument(routes, { ...chosen, globalThrows, prefix, maxBodyBytes });
     },
     route(method, path, definition) {
       const m = String(method).toUpperCase();
@@ -302,8 +303,10 @@ export function api(options: ApiOptions = {}): ApiPlugin {
         routes.push(r);
       }
       warmed = true;
+      maxBodyBytes = ctx.http.maxBodyBytes;
       if (openapi) {
-        const build = () => openApiDocument(routes, { ...openapi.options, globalThrows, prefix });
+        const build = () =>
+          openApiDocument(routes, { ...openapi.options, globalThrows, prefix, maxBodyBytes });
         // Development: build it now, so a route that cannot be documented fails start-up.
         // Production: build it on the first request for it; a cold start does not pay for it.
         await serveOpenApi(ctx, prefix, openapi, ctx.production ? build : build());

@@ -110,19 +110,28 @@ function negotiated(schema: JsonSchemaObject): OpenApiResponse["content"] {
 const NEGOTIATION_NOTE = " The body is JSON unless `Accept` asks for YAML (`text/plain`, " +
   "`application/yaml`, `text/yaml`), XML (`application/xml`, `text/xml`) or HTML (`text/html`).";
 
+/** What the responses depend on besides the endpoint. */
+export interface RouteFacts {
+  /** The path has parameters (malformed percent-encoding answers 400 with the envelope). */
+  readonly pathParams?: boolean;
+  /** The body limit of `http()`, stated in the 413. */
+  readonly maxBodyBytes?: number;
+}
+
 /**
  * Builds the responses of an operation, sorted by status.
  *
  * @param def The endpoint definition.
  * @param globalThrows `api().throws()` entries.
  * @param write Schema converter.
+ * @param facts The route's path parameters and body limit.
  * @returns Responses by status code.
  */
 export function responsesOf(
   def: EndpointDefinition,
   globalThrows: readonly ResponseMeta[],
   write: SchemaWriter,
-  pathParams = false,
+  facts: RouteFacts = {},
 ): Record<string, OpenApiResponse> {
   const meta = def.meta;
   const stream = def.mode !== "unary";
@@ -130,7 +139,7 @@ export function responsesOf(
   const set = (status: number | string, entry: OpenApiResponse) => out.set(String(status), entry);
 
   // path parameters with malformed percent-encoding are refused with the envelope
-  const rejects = stream || pathParams ||
+  const rejects = stream || facts.pathParams === true ||
     meta.mayThrow.some((c) => ERROR_CODES[c] === 400 && c !== "Validation");
   set(400, {
     description: rejects
@@ -142,18 +151,44 @@ export function responsesOf(
   });
   set(500, errorEntry("Internal Server Error"));
   if (!stream && meta.body) {
-    set(413, errorEntry("Payload Too Large: the body exceeds the server's limit"));
+    const limit = facts.maxBodyBytes === undefined
+      ? "the server's limit"
+      : `${facts.maxBodyBytes} bytes`;
+    set(413, errorEntry(`Payload Too Large: the body exceeds ${limit}`));
     set(415, errorEntry("Unsupported Media Type: the body must be application/json"));
   }
   if (meta.secure) {
     set(
       401,
       errorEntry("Unauthorized: the bearer token is missing, expired or invalid", {
-        "WWW-Authenticate": { description: "The `Bearer` challenge", schema: { type: "string" } },
+        "WWW-Authenticate": {
+          description: "The `Bearer` challenge",
+          required: true,
+          schema: { type: "string" },
+        },
       }),
     );
-    const rules = meta.secure.scopes.length + meta.secure.roles.length > 0 || meta.secure.guard;
-    if (rules) set(403, errorEntry("Forbidden: a required scope or role is missing"));
+    const { scopes, roles, guard } = meta.secure;
+    if (scopes.length > 0) {
+      // a missing scope is answered with the challenge; a role or the guard without it
+      const always = roles.length === 0 && !guard;
+      set(
+        403,
+        errorEntry("Forbidden: a required scope or role is missing", {
+          "WWW-Authenticate": {
+            description: 'With a missing scope: `Bearer error="insufficient_scope"`',
+            required: always,
+            schema: { type: "string" },
+          },
+        }),
+      );
+    } else if (roles.length > 0 || guard) {
+      set(403, errorEntry("Forbidden: a required scope or role is missing"));
+    }
+    set(
+      503,
+      errorEntry("Service Unavailable: the keys to verify the token cannot be fetched (`jwksUrl`)"),
+    );
   }
   if (meta.rateLimit) set(429, errorEntry("Too Many Requests", RETRY_AFTER));
   const kind = meta.returns?.schema?.kind;

@@ -119,23 +119,42 @@ Deno.test("openApiDocument() documents .secure() as bearer JWT with scopes and r
   assert.deepEqual(me.responses["401"], {
     description: "Unauthorized: the bearer token is missing, expired or invalid",
     headers: {
-      "WWW-Authenticate": { description: "The `Bearer` challenge", schema: { type: "string" } },
+      "WWW-Authenticate": {
+        description: "The `Bearer` challenge",
+        required: true,
+        schema: { type: "string" },
+      },
     },
     content: json(ERROR),
   });
   assert.equal(me.responses["403"], undefined);
+  assert.deepEqual(
+    me.responses["503"],
+    error("Service Unavailable: the keys to verify the token cannot be fetched (`jwksUrl`)"),
+  );
   const admin = doc.paths["/admin"].get;
   assert.equal(
     admin.description,
     "Requires a bearer token (JWT). Required scopes: `admin:read`. Required roles: `ops`, `root`.",
   );
-  assert.deepEqual(admin.responses["403"], error("Forbidden: a required scope or role is missing"));
+  assert.deepEqual(admin.responses["403"].headers, {
+    "WWW-Authenticate": {
+      description: 'With a missing scope: `Bearer error="insufficient_scope"`',
+      required: false,
+      schema: { type: "string" },
+    },
+  });
+  const scoped = operationOf(endpoint().secure({ scopes: ["a"] }).handle(handler)).op;
+  assert.equal(scoped.responses["403"].headers?.["WWW-Authenticate"].required, true);
   const guarded = doc.paths["/guarded"].get;
   assert.equal(
     guarded.description,
     "Requires a bearer token (JWT). Access is also decided by a guard.",
   );
-  assert.ok(guarded.responses["403"]);
+  assert.deepEqual(
+    guarded.responses["403"],
+    error("Forbidden: a required scope or role is missing"),
+  );
   assert.deepEqual(doc.components.securitySchemes, {
     bearerAuth: {
       type: "http",

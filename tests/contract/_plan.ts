@@ -4,7 +4,8 @@
  * headers), and variations that each break one documented rule and expect the documented 4xx
  * with its documented body: Portman's fuzzing of the body and query (required fields, minimum,
  * maximum, minLength, maxLength), plus a body, path or query value that breaks its type,
- * integer rule or pattern (the formats' patterns included), a body sent as `text/plain` (415), an `Accept` nothing matches (406), no token (401),
+ * integer rule or pattern (the formats' patterns included), a body over the documented limit (413),
+ * a body sent as `text/plain` (415), an `Accept` nothing matches (406), no token (401),
  * a token without the scope (403), and a stream route asked for neither SSE nor WebSocket (400).
  *
  * @module
@@ -18,7 +19,7 @@ interface Operation {
   requestBody?: unknown;
   responses: Record<
     string,
-    { content?: Record<string, unknown>; headers?: Json }
+    { description?: string; content?: Record<string, unknown>; headers?: Json }
   >;
   "x-fw-stream"?: unknown;
 }
@@ -180,6 +181,15 @@ function ruleBreakers(
       overwriteRequestHeaders: [{ key, value, overwrite: true }],
     }],
   });
+  const limit = /exceeds (\d+) bytes/.exec(
+    op.responses["413"]?.description ?? "",
+  );
+  if (op.requestBody && limit) {
+    const pad = "x".repeat(Number(limit[1]) + 1);
+    out.push(variation(target, "413", "Body over the limit", {
+      overwrites: [{ overwriteRequestBody: [{ key: "pad", value: pad, overwrite: true }] }],
+    }));
+  }
   if (op.requestBody && has("415")) {
     out.push(
       variation(
