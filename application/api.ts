@@ -164,7 +164,13 @@ function normalisePrefix(prefix: string | undefined, where: string): string {
  * const app = application().use(users);
  * const doc = await (await app.request("/openapi.json")).json();
  * assert.equal(doc.info.version, "1.0.0");
- * assert.deepEqual(Object.keys(doc.paths["/users/{id}"].get.responses), ["400", "500", "503", "2XX"]);
+ * assert.deepEqual(Object.keys(doc.paths["/users/{id}"].get.responses), [
+ *   "400",
+ *   "406",
+ *   "500",
+ *   "503",
+ *   "2XX",
+ * ]);
  * assert.deepEqual(users.openapi(), doc);
  * ```
  */

@@ -100,7 +100,7 @@ function draftOf(
  *
  * const op = doc.paths["/users/{id}"].get;
  * assert.equal(op.operationId, "getUsersById");
- * assert.deepEqual(Object.keys(op.responses), ["200", "400", "404", "500"]);
+ * assert.deepEqual(Object.keys(op.responses), ["200", "400", "404", "406", "500"]);
  * assert.deepEqual(doc.components.schemas.User.required, ["id", "name"]);
  * ```
  */
