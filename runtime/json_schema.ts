@@ -44,6 +44,8 @@ const FORMAT_PATTERNS: Record<string, string> = {
 /** What the patterns cannot say, added to the description. */
 const FORMAT_NOTES: Record<string, string> = {
   uri: "An absolute URL that the WHATWG URL parser accepts.",
+  "date-time": "An ISO 8601 date-time: seconds, a fraction of up to 9 digits and the zone " +
+    "offset are optional (RFC 3339 requires them); the pattern is the rule.",
 };
 
 const EMAIL_EXAMPLE = "user@example.com";
