@@ -164,7 +164,13 @@ function normalisePrefix(prefix: string | undefined, where: string): string {
  * const app = application().use(users);
  * const doc = await (await app.request("/openapi.json")).json();
  * assert.equal(doc.info.version, "1.0.0");
- * assert.deepEqual(Object.keys(doc.paths["/users/{id}"].get.responses), ["400", "500", "503", "2XX"]);
+ * assert.deepEqual(Object.keys(doc.paths["/users/{id}"].get.responses), [
+ *   "400",
+ *   "406",
+ *   "500",
+ *   "503",
+ *   "2XX",
+ * ]);
  * assert.deepEqual(users.openapi(), doc);
  * ```
  */
@@ -189,6 +195,7 @@ export function api(options: ApiOptions = {}): ApiPlugin {
     : checkApiOpenApiConfig(options.openapi);
   let prefix = explicitPrefix ?? "";
   let warmed = false;
+  let maxBodyBytes: number | undefined;
 
   const plugin: ApiPlugin = {
     name: "api",
@@ -210,7 +217,7 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       const chosen = given === undefined
         ? openapi!.options
         : checkOpenApiOptions(given, "api().openapi()");
-      return openApiDocument(routes, { ...chosen, globalThrows, prefix });
+      return openApiDocument(routes, { ...chosen, globalThrows, prefix, maxBodyBytes });
     },
     route(method, path, definition) {
       const m = String(method).toUpperCase();
@@ -302,8 +309,10 @@ export function api(options: ApiOptions = {}): ApiPlugin {
         routes.push(r);
       }
       warmed = true;
+      maxBodyBytes = ctx.http.maxBodyBytes;
       if (openapi) {
-        const build = () => openApiDocument(routes, { ...openapi.options, globalThrows, prefix });
+        const build = () =>
+          openApiDocument(routes, { ...openapi.options, globalThrows, prefix, maxBodyBytes });
         // Development: build it now, so a route that cannot be documented fails start-up.
         // Production: build it on the first request for it; a cold start does not pay for it.
         await serveOpenApi(ctx, prefix, openapi, ctx.production ? build : build());

@@ -4,26 +4,58 @@
  * @module
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-const NIL_OR_MAX = /^(?:0{8}-0{4}-0{4}-0{4}-0{12}|f{8}-f{4}-f{4}-f{4}-f{12})$/i;
+const HEX = "[0-9a-fA-F]";
+
+/**
+ * The UUID rule as an ECMA-262 pattern without flags (OpenAPI's `pattern` cannot carry any): the
+ * RFC 9562 text form of versions 1-8 with the RFC variant, plus the nil and max UUIDs.
+ */
+export const UUID_PATTERN: string =
+  `^(?:${HEX}{8}-${HEX}{4}-[1-8]${HEX}{3}-[89abAB]${HEX}{3}-${HEX}{12}` +
+  "|0{8}-0{4}-0{4}-0{4}-0{12}|[fF]{8}-[fF]{4}-[fF]{4}-[fF]{4}-[fF]{12})$";
+const UUID = new RegExp(UUID_PATTERN);
 
 /** RFC 9562 textual UUID (versions 1-8 with the RFC variant, plus the nil and max UUIDs). */
 export function isUuid(s: string): boolean {
-  return s.length === 36 && (UUID.test(s) || NIL_OR_MAX.test(s));
+  return s.length === 36 && UUID.test(s);
 }
 
-const EMAIL =
-  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+/** The email rule as an ECMA-262 pattern: the HTML form rule with a dotted domain. */
+export const EMAIL_PATTERN: string = "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@" +
+  `${LABEL}(?:\\.${LABEL})+$`;
+/** The longest email address accepted. */
+export const EMAIL_MAX_LENGTH = 254;
+const EMAIL = new RegExp(EMAIL_PATTERN);
 
 /** A pragmatic email address check: the HTML form rule, with a dotted domain, at most 254 chars. */
 export function isEmail(s: string): boolean {
-  return s.length <= 254 && EMAIL.test(s);
+  return s.length <= EMAIL_MAX_LENGTH && EMAIL.test(s);
 }
+
+/**
+ * What every URL {@linkcode isUrl} accepts starts with: a scheme and a colon, after any leading
+ * spaces or control characters (the parser strips them, and tabs and newlines anywhere).
+ */
+export const URL_PATTERN = "^[\\x00-\\x20]*[A-Za-z][A-Za-z0-9+.\\t\\n\\r-]*:";
 
 /** An absolute URL the WHATWG parser accepts. */
 export function isUrl(s: string): boolean {
   return URL.canParse(s);
 }
+
+const D = "[0-9]";
+const DAY_29 = `(?:0[1-9]|1${D}|2[0-8])`;
+const LEAP_YEAR = `(?:${D}{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)`;
+/**
+ * The date-time rule of {@linkcode isDateTime} as an ECMA-262 pattern, calendar included: month
+ * lengths and February 29 in leap years only.
+ */
+export const DATE_TIME_PATTERN: string =
+  `^(?:${D}{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]${D}|3[01])` +
+  `|(?:0[469]|11)-(?:0[1-9]|[12]${D}|30)|02-${DAY_29})|${LEAP_YEAR}-02-29)` +
+  `[Tt](?:[01]${D}|2[0-3]):[0-5]${D}(?::(?:[0-5]${D}|60)(?:\\.${D}{1,9})?)?` +
+  `(?:[Zz]|[+-](?:[01]${D}|2[0-3]):?[0-5]${D})?$`;
 
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 

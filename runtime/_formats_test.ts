@@ -1,5 +1,16 @@
 import assert from "node:assert/strict";
-import { isDateTime, toNumber } from "./_formats.ts";
+import {
+  DATE_TIME_PATTERN,
+  EMAIL_MAX_LENGTH,
+  EMAIL_PATTERN,
+  isDateTime,
+  isEmail,
+  isUrl,
+  isUuid,
+  toNumber,
+  URL_PATTERN,
+  UUID_PATTERN,
+} from "./_formats.ts";
 
 /** The reference: the regular expression the scanner replaced, plus the same calendar checks. */
 const DATE_TIME =
@@ -57,10 +68,10 @@ const SAMPLES = [
   "2026-01-01",
 ];
 
-Deno.test("isDateTime() agrees with the reference on hand-picked and mutated inputs", () => {
-  const inputs = new Set(SAMPLES);
-  const alphabet = "0123456789-:.TtZz+ ";
-  for (const sample of SAMPLES) {
+/** The samples, each with one character dropped, replaced or inserted from `alphabet`. */
+function mutated(samples: readonly string[], alphabet: string): Set<string> {
+  const inputs = new Set(samples);
+  for (const sample of samples) {
     for (let i = 0; i <= sample.length; i++) {
       inputs.add(sample.slice(0, i) + sample.slice(i + 1));
       for (const c of alphabet) {
@@ -69,10 +80,59 @@ Deno.test("isDateTime() agrees with the reference on hand-picked and mutated inp
       }
     }
   }
+  return inputs;
+}
+
+Deno.test("isDateTime() agrees with the reference on hand-picked and mutated inputs", () => {
+  const inputs = mutated(SAMPLES, "0123456789-:.TtZz+ ");
   assert.ok(inputs.size > 10_000);
   for (const input of inputs) {
     assert.equal(isDateTime(input), reference(input), JSON.stringify(input));
   }
+});
+
+Deno.test("DATE_TIME_PATTERN (the OpenAPI pattern) accepts exactly what isDateTime() accepts", () => {
+  const pattern = new RegExp(DATE_TIME_PATTERN);
+  const years = ["2024", "2023", "1900", "2000", "2100", "2400", "0000", "0004", "1996"];
+  const calendar = years.flatMap((y) =>
+    Array.from(
+      { length: 13 },
+      (_, m) => [28, 29, 30, 31, 32].map((d) => `${y}-${String(m).padStart(2, "0")}-${d}T00:00Z`),
+    ).flat()
+  );
+  const inputs = mutated([...SAMPLES, ...calendar], "0123456789-:.TtZz+ ");
+  for (const input of inputs) {
+    assert.equal(pattern.test(input), isDateTime(input), JSON.stringify(input));
+  }
+});
+
+Deno.test("UUID_PATTERN and EMAIL_PATTERN (the OpenAPI patterns) accept exactly what the checks accept", () => {
+  const uuid = new RegExp(UUID_PATTERN);
+  const uuids = mutated([
+    "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+    "01890a5d-ac96-774b-bcce-b302099a8057",
+    "00000000-0000-0000-0000-000000000000",
+    "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF",
+    "2dccfb99-4489-d344-49f3-94b26570ae08",
+  ], "0123456789abcdefABCDEFg-");
+  for (const input of uuids) assert.equal(uuid.test(input), isUuid(input), input);
+  assert.equal(isUuid("2dccfb99-4489-d344-49f3-94b26570ae08"), false);
+
+  const email = new RegExp(EMAIL_PATTERN);
+  const emails = mutated(["ada@example.com", "a.b+c@x-y.example.org", "o'neil@a.co"], "a.@-+_ 1");
+  for (const input of emails) assert.equal(email.test(input), isEmail(input), input);
+  const long = "a".repeat(EMAIL_MAX_LENGTH - "@example.com".length) + "@example.com";
+  assert.equal(isEmail(long), true);
+  assert.equal(isEmail("a" + long), false);
+});
+
+Deno.test("URL_PATTERN holds for every URL isUrl() accepts", () => {
+  const url = new RegExp(URL_PATTERN);
+  const samples = mutated(
+    ["https://example.com/a?b#c", "mailto:ada@example.com", "urn:isbn:1"],
+    ":/.a1 ",
+  );
+  for (const input of samples) if (isUrl(input)) assert.ok(url.test(input), input);
 });
 
 Deno.test("toNumber() coerces numeric strings and leaves the rest", () => {

@@ -5,6 +5,13 @@
  * @module
  */
 
+import {
+  DATE_TIME_PATTERN,
+  EMAIL_MAX_LENGTH,
+  EMAIL_PATTERN,
+  URL_PATTERN,
+  UUID_PATTERN,
+} from "./_formats.ts";
 import { toSchemaNode } from "./schema.ts";
 import type { SchemaLike, SchemaNode } from "./schema_types.ts";
 
@@ -24,6 +31,56 @@ export interface JsonSchemaOptions {
 function isNode(value: unknown): value is SchemaNode {
   return typeof value === "object" && value !== null && !("node" in value) &&
     typeof (value as SchemaNode).kind === "string";
+}
+
+/** The pattern that states each format's rule exactly (`uri`: a necessary condition only). */
+const FORMAT_PATTERNS: Record<string, string> = {
+  uuid: UUID_PATTERN,
+  email: EMAIL_PATTERN,
+  uri: URL_PATTERN,
+  "date-time": DATE_TIME_PATTERN,
+};
+
+/** What the patterns cannot say, added to the description. */
+const FORMAT_NOTES: Record<string, string> = {
+  uri: "An absolute URL that the WHATWG URL parser accepts.",
+  "date-time": "An ISO 8601 date-time: seconds, a fraction of up to 9 digits and the zone " +
+    "offset are optional (RFC 3339 requires them); the pattern is the rule.",
+};
+
+const EMAIL_EXAMPLE = "user@example.com";
+
+function note(out: JsonSchemaObject, text: string): void {
+  out.description = out.description === undefined ? text : `${out.description}\n\n${text}`;
+}
+
+/**
+ * The string rules: a format's own pattern (and the email length limit), then a `Pattern()`
+ * without flags as `pattern` (a second one goes in `allOf`); a pattern with flags, which OpenAPI
+ * cannot carry, is stated in the description.
+ */
+function stringRules(node: SchemaNode, out: JsonSchemaObject): void {
+  const patterns: string[] = [];
+  if (node.format) {
+    patterns.push(FORMAT_PATTERNS[node.format]);
+    if (FORMAT_NOTES[node.format]) note(out, FORMAT_NOTES[node.format]);
+    if (node.format === "email") {
+      out.maxLength = Math.min(node.maxLength ?? EMAIL_MAX_LENGTH, EMAIL_MAX_LENGTH);
+      // Generators (json-schema-faker in Portman and Prism) cut a long match of the pattern
+      // at maxLength, which can leave an invalid address: an example gives them a valid one.
+      if ((out.maxLength as number) >= EMAIL_EXAMPLE.length) out.example = EMAIL_EXAMPLE;
+    }
+  }
+  if (node.pattern && node.pattern.flags === "") patterns.push(node.pattern.source);
+  if (node.pattern && node.pattern.flags !== "") {
+    note(
+      out,
+      `Must match the regular expression \`/${node.pattern.source}/${node.pattern.flags}\` ` +
+        "(flags cannot be written in an OpenAPI pattern).",
+    );
+  }
+  if (patterns.length > 0) out.pattern = patterns[0];
+  if (patterns.length > 1) out.allOf = [{ pattern: patterns[1] }];
 }
 
 function convert(node: SchemaNode, options: JsonSchemaOptions): JsonSchemaObject {
@@ -50,7 +107,7 @@ function convert(node: SchemaNode, options: JsonSchemaOptions): JsonSchemaObject
   if (node.maximum !== undefined) out.maximum = node.maximum;
   if (node.minLength !== undefined) out.minLength = node.minLength;
   if (node.maxLength !== undefined) out.maxLength = node.maxLength;
-  if (node.pattern) out.pattern = node.pattern.source;
+  if (node.kind === "string") stringRules(node, out);
   if (node.kind === "array") out.items = convert(node.items!, options);
   if (node.kind === "object") {
     const properties: Record<string, JsonSchemaObject> = {};
@@ -68,7 +125,9 @@ function convert(node: SchemaNode, options: JsonSchemaOptions): JsonSchemaObject
 /**
  * Converts a schema (or an already normalised node) to an OpenAPI 3.0.3 schema object.
  * Property order follows the declaration; `required` is omitted when empty; `Stream(T)` becomes
- * the schema of `T`; `type: "null"` is never emitted. A name already in `components` must
+ * the schema of `T`; `type: "null"` is never emitted. Formats carry the `pattern` the validator
+ * applies (`Uuid`, `Email` with `maxLength: 254`, `DateIso` with its calendar; `Url` its scheme
+ * and a description), so that what the schema allows is what the validator accepts. A name already in `components` must
  * describe the same schema.
  *
  * @param schema The schema.
@@ -80,8 +139,8 @@ function convert(node: SchemaNode, options: JsonSchemaOptions): JsonSchemaObject
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Email, Int, Min, Optional, schema, toJsonSchema } from "@fw/runtime";
- * const User = schema("User", { email: Email, age: Optional(Min(0, Int)) });
+ * import { Int, Min, MinLength, Optional, schema, toJsonSchema } from "@fw/runtime";
+ * const User = schema("User", { name: MinLength(1), age: Optional(Min(0, Int)) });
  * const components = {};
  * assert.deepEqual(toJsonSchema({ user: User }, { components }), {
  *   type: "object",
@@ -91,8 +150,8 @@ function convert(node: SchemaNode, options: JsonSchemaOptions): JsonSchemaObject
  * assert.deepEqual(components, {
  *   User: {
  *     type: "object",
- *     properties: { email: { type: "string", format: "email" }, age: { type: "integer", minimum: 0 } },
- *     required: ["email"],
+ *     properties: { name: { type: "string", minLength: 1 }, age: { type: "integer", minimum: 0 } },
+ *     required: ["name"],
  *   },
  * });
  * ```

@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { toJsonSchema } from "./json_schema.ts";
 import {
+  DATE_TIME_PATTERN,
+  EMAIL_PATTERN,
+  isDateTime,
+  isEmail,
+  isUuid,
+  URL_PATTERN,
+  UUID_PATTERN,
+} from "./_formats.ts";
+import {
   ArrayOf,
   DateIso,
   Desc,
@@ -36,10 +45,27 @@ Deno.test("toJsonSchema() writes types, formats, constraints and descriptions", 
     {
       type: "object",
       properties: {
-        id: { type: "string", format: "uuid", description: "The id" },
-        email: { type: "string", format: "email" },
-        url: { type: "string", format: "uri" },
-        at: { type: "string", format: "date-time" },
+        id: { type: "string", format: "uuid", description: "The id", pattern: UUID_PATTERN },
+        email: {
+          type: "string",
+          format: "email",
+          maxLength: 254,
+          pattern: EMAIL_PATTERN,
+          example: "user@example.com",
+        },
+        url: {
+          type: "string",
+          format: "uri",
+          description: "An absolute URL that the WHATWG URL parser accepts.",
+          pattern: URL_PATTERN,
+        },
+        at: {
+          type: "string",
+          format: "date-time",
+          description: "An ISO 8601 date-time: seconds, a fraction of up to 9 digits and the " +
+            "zone offset are optional (RFC 3339 requires them); the pattern is the rule.",
+          pattern: DATE_TIME_PATTERN,
+        },
         n: { type: "integer", minimum: 1, maximum: 10 },
         name: { type: "string", minLength: 2, maxLength: 20 },
         code: { type: "string", pattern: "^[A-Z]{3}$" },
@@ -50,6 +76,48 @@ Deno.test("toJsonSchema() writes types, formats, constraints and descriptions", 
       required: ["id", "email", "url", "n", "name", "code", "tags", "ok", "ratio"],
     },
   );
+});
+
+Deno.test("toJsonSchema() states each format's rule as the pattern the validator applies", () => {
+  const doc = toJsonSchema({ id: Uuid, email: Email, at: DateIso }) as {
+    properties: Record<string, { pattern: string }>;
+  };
+  const check = { id: isUuid, email: isEmail, at: isDateTime };
+  const samples = [
+    "7c9e6679-7425-40de-944b-e07fc1f90ae7",
+    "2dccfb99-4489-d344-49f3-94b26570ae08",
+    "ada@example.com",
+    "ada@localhost",
+    "2026-11-22T10:00:00Z",
+    "2026-02-29T10:00:00Z",
+    "2028-02-29T10:00",
+  ];
+  for (const [key, accepts] of Object.entries(check)) {
+    const pattern = new RegExp(doc.properties[key].pattern);
+    for (const s of samples) assert.equal(pattern.test(s), accepts(s), `${key}: ${s}`);
+  }
+});
+
+Deno.test("toJsonSchema() keeps the shorter email length and states patterns OpenAPI cannot carry", () => {
+  assert.deepEqual(toJsonSchema(MaxLength(80, Email)), {
+    type: "string",
+    format: "email",
+    maxLength: 80,
+    pattern: EMAIL_PATTERN,
+    example: "user@example.com",
+  });
+  assert.equal(toJsonSchema(MaxLength(10, Email)).example, undefined);
+  assert.deepEqual(toJsonSchema(Desc("A code", Pattern(/^[a-z]+$/i))), {
+    type: "string",
+    description: "A code\n\nMust match the regular expression `/^[a-z]+$/i` " +
+      "(flags cannot be written in an OpenAPI pattern).",
+  });
+  assert.deepEqual(toJsonSchema(Pattern(/^7/, Uuid)), {
+    type: "string",
+    format: "uuid",
+    pattern: UUID_PATTERN,
+    allOf: [{ pattern: "^7" }],
+  });
 });
 
 Deno.test("toJsonSchema() omits an empty required list and unwraps Stream()", () => {

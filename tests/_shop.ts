@@ -38,6 +38,39 @@ export interface Handled {
   messageId: string;
 }
 
+/**
+ * Set by the contract test (tests/contract_prism_test.ts): a Stoplight Prism proxy in front of
+ * the shop on port `FW_SHOP_PORT`. `RunningShop.request()` then goes through it and fails on
+ * any violation of the OpenAPI document it reports, and logs each request to `FW_SHOP_PROXY_LOG`.
+ */
+const PROXY = Deno.env.get("FW_SHOP_PROXY");
+
+/** Statuses with which fw refuses a request that the document forbids too. */
+const REFUSED = new Set([400, 401, 403, 406, 413, 415]);
+
+interface Violation {
+  location: string[];
+  message: string;
+}
+
+async function throughProxy(path: string, init?: RequestInit): Promise<Response> {
+  const res = await fetch(PROXY + path, init);
+  const violations: Violation[] = JSON.parse(res.headers.get("sl-violations") ?? "[]");
+  const method = init?.method ?? "GET";
+  const line = { method, path, status: res.status, violations };
+  await Deno.writeTextFile(Deno.env.get("FW_SHOP_PROXY_LOG")!, JSON.stringify(line) + "\n", {
+    append: true,
+  });
+  const wrong = violations.filter((v) => v.location[0] === "response" || !REFUSED.has(res.status));
+  if (wrong.length > 0) {
+    throw new Error(
+      `OpenAPI violations on ${method} ${path} (${res.status}): ` +
+        wrong.map((v) => `${v.location.join(".")}: ${v.message}`).join("; "),
+    );
+  }
+  return res;
+}
+
 /** A running shop for one test. */
 export interface RunningShop {
   /** The application. */
@@ -48,6 +81,8 @@ export interface RunningShop {
   gateway: SwitchableGateway;
   /** Its base URL. */
   url: string;
+  /** `app.request()`, or through the contract test's Prism proxy when it runs the tests. */
+  request(path: string, init?: RequestInit): Promise<Response>;
   /** An admin token (or one with another scope). */
   token(scope?: string): Promise<string>;
   /** `message handled` log entries of one topic. */
@@ -61,7 +96,11 @@ export async function startShop(): Promise<RunningShop> {
   const logs = new MemorySink();
   const gateway = new SwitchableGateway();
   const app = shopApp({
-    config: { port: 0, kvPath: ":memory:", jwtSecret: SECRET },
+    config: {
+      port: PROXY ? Number(Deno.env.get("FW_SHOP_PORT")) : 0,
+      kvPath: ":memory:",
+      jwtSecret: SECRET,
+    },
     signals: false,
     logger: createLogger({ sink: logs, level: "info" }),
   });
@@ -72,6 +111,7 @@ export async function startShop(): Promise<RunningShop> {
     logs,
     gateway,
     url: app.address!.url,
+    request: (path, init) => PROXY ? throughProxy(path, init) : app.request(path, init),
     token: (scope?: string) =>
       signToken({ secret: SECRET, issuer: "shop-dev", audience: "shop-api", scope }),
     handled: (topic) =>

@@ -28,8 +28,9 @@ Deno.test("api().openapi() returns the document after warmup, with the global th
   assert.deepEqual(doc.info, { title: "Users", version: "2.0.0" });
   assert.deepEqual(Object.keys(doc.paths), ["/v2/users/{id}"]);
   const op = doc.paths["/v2/users/{id}"].get;
-  assert.deepEqual(Object.keys(op.responses), ["400", "500", "503", "2XX"]);
+  assert.deepEqual(Object.keys(op.responses), ["400", "406", "500", "503", "2XX"]);
   assert.equal(op.responses["503"].description, "Maintenance");
+  assert.equal(op.responses["406"].description.startsWith("Not Acceptable"), true);
   assert.deepEqual(op.tags, ["users"]);
   assert.notEqual(
     users.openapi({ info: { title: "A", version: "1" } }),
@@ -289,4 +290,24 @@ Deno.test("http() and the docs page: the document is served over a real socket",
   } finally {
     await app.stop();
   }
+});
+
+Deno.test("api({ openapi }) states the body limit of http() in the 413 responses", async () => {
+  const orders = api({ autoScan: false, openapi: { title: "T", version: "1" } })
+    .route("POST", "/orders", endpoint().body({ n: Int }).handle(() => undefined));
+  const app = application({ logger: silent })
+    .use(http({ port: 0, maxBodyBytes: 2048, signals: false }))
+    .use(orders);
+  await app.warmup();
+  const doc = await (await app.request("/openapi.json")).json();
+  assert.equal(
+    doc.paths["/orders"].post.responses["413"].description,
+    "Payload Too Large: the body exceeds 2048 bytes",
+  );
+  const big = await app.request("/orders", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ n: 1, pad: "x".repeat(2048) }),
+  });
+  assert.equal(big.status, 413);
 });

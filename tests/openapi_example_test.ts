@@ -50,6 +50,7 @@ Deno.test("the example app's openapi.json passes the validator and the semantic 
     "200",
     "400",
     "404",
+    "406",
     "500",
   ]);
   assert.deepEqual(doc.paths["/users"].post.requestBody.content["application/json"].schema, {

@@ -16,23 +16,23 @@ const ORDER = { customer: "ada@example.com", items: [{ sku: "MUG-001", qty: 2 }]
 Deno.test("shop: the catalogue is served and bad orders are refused with their reason", async () => {
   const shop = await startShop();
   try {
-    const products = await (await shop.app.request("/products")).json();
+    const products = await (await shop.request("/products")).json();
     assert.deepEqual(products.map((p: { sku: string }) => p.sku), [
       "BAG-003",
       "MUG-001",
       "TEE-002",
     ]);
-    const mug = await shop.app.request("/products/MUG-001");
+    const mug = await shop.request("/products/MUG-001");
     assert.deepEqual(await mug.json(), {
       sku: "MUG-001",
       name: "Enamel mug",
       price: 1200,
       stock: 50,
     });
-    assert.equal((await shop.app.request("/products/NOPE-1")).status, 404);
-    assert.equal((await shop.app.request("/products/lower")).status, 400);
+    assert.equal((await shop.request("/products/NOPE-1")).status, 404);
+    assert.equal((await shop.request("/products/lower")).status, 400);
 
-    const invalid = await shop.app.request(
+    const invalid = await shop.request(
       "/orders",
       post({ customer: "nope", items: [{ sku: "MUG-001", qty: 0 }] }),
     );
@@ -42,19 +42,19 @@ Deno.test("shop: the catalogue is served and bad orders are refused with their r
       "body.items[0].qty",
       "body.paymentToken",
     ]);
-    const empty = await shop.app.request(
+    const empty = await shop.request(
       "/orders",
       post({ ...ORDER, items: [], paymentToken: "tok_visa" }),
     );
     assert.equal(empty.status, 400);
     assert.equal((await empty.json()).message, "An order needs at least one item");
-    const unknown = await shop.app.request(
+    const unknown = await shop.request(
       "/orders",
       post({ ...ORDER, items: [{ sku: "NOPE-1", qty: 1 }], paymentToken: "tok_visa" }),
     );
     assert.equal(unknown.status, 404);
     assert.equal((await unknown.json()).message, 'Product "NOPE-1" not found');
-    const tooMany = await shop.app.request(
+    const tooMany = await shop.request(
       "/orders",
       post({ ...ORDER, items: [{ sku: "BAG-003", qty: 6 }], paymentToken: "tok_visa" }),
     );
@@ -64,7 +64,7 @@ Deno.test("shop: the catalogue is served and bad orders are refused with their r
       'Not enough stock for "BAG-003": 5 left, 6 ordered',
     );
     assert.equal(
-      (await shop.app.request("/orders/2b1e3f9c-8a3d-4e55-9d47-0c6f1f6b8a11")).status,
+      (await shop.request("/orders/2b1e3f9c-8a3d-4e55-9d47-0c6f1f6b8a11")).status,
       404,
     );
   } finally {
@@ -75,16 +75,16 @@ Deno.test("shop: the catalogue is served and bad orders are refused with their r
 Deno.test("shop: an order reserves stock and the payments handler marks it paid", async () => {
   const shop = await startShop();
   try {
-    const res = await shop.app.request("/orders", post({ ...ORDER, paymentToken: "tok_visa" }));
+    const res = await shop.request("/orders", post({ ...ORDER, paymentToken: "tok_visa" }));
     assert.equal(res.status, 201);
     const order = await res.json();
     assert.equal(order.status, "pending");
     assert.equal(order.total, 2400);
     assert.deepEqual(order.items, [{ sku: "MUG-001", qty: 2, price: 1200 }]);
-    assert.equal((await (await shop.app.request("/products/MUG-001")).json()).stock, 48);
+    assert.equal((await (await shop.request("/products/MUG-001")).json()).stock, 48);
 
     const paid = await eventually(async () => {
-      const o = await (await shop.app.request(`/orders/${order.id}`)).json();
+      const o = await (await shop.request(`/orders/${order.id}`)).json();
       return o.status === "paid" && o;
     }, "the order to be paid");
     assert.equal(paid.failure, undefined);
@@ -99,12 +99,12 @@ Deno.test("shop: an order reserves stock and the payments handler marks it paid"
 Deno.test("shop: a payment that fails once is retried and paid", async () => {
   const shop = await startShop();
   try {
-    const order = await (await shop.app.request(
+    const order = await (await shop.request(
       "/orders",
       post({ ...ORDER, paymentToken: "tok_flaky" }),
     )).json();
     await eventually(
-      async () => (await (await shop.app.request(`/orders/${order.id}`)).json()).status === "paid",
+      async () => (await (await shop.request(`/orders/${order.id}`)).json()).status === "paid",
       "the order to be paid on the retry",
     );
     const log = () => shop.handled("shop.orders.placed").map((e) => [e.attempt, e.outcome]);
@@ -118,36 +118,36 @@ Deno.test("shop: a payment that fails once is retried and paid", async () => {
 Deno.test("shop: admin routes need a token with the admin scope", async () => {
   const shop = await startShop();
   try {
-    const anonymous = await shop.app.request("/admin/dead-letters");
+    const anonymous = await shop.request("/admin/dead-letters");
     assert.equal(anonymous.status, 401);
     assert.equal(anonymous.headers.get("www-authenticate"), "Bearer");
-    const forged = await shop.app.request("/admin/dead-letters", {
+    const forged = await shop.request("/admin/dead-letters", {
       headers: { authorization: `Bearer ${(await shop.token()).slice(0, -4)}AAAA` },
     });
     assert.equal(forged.status, 401);
-    const reader = await shop.app.request("/admin/orders", {
+    const reader = await shop.request("/admin/orders", {
       headers: { authorization: `Bearer ${await shop.token("shop:read")}` },
     });
     assert.equal(reader.status, 403);
 
     const admin = { authorization: `Bearer ${await shop.token()}` };
-    const put = await shop.app.request("/admin/products/CAP-004", {
+    const put = await shop.request("/admin/products/CAP-004", {
       method: "PUT",
       headers: { ...admin, "content-type": "application/json" },
       body: JSON.stringify({ name: "Wool cap", price: 1500, stock: 3 }),
     });
     assert.equal(put.status, 200);
     assert.deepEqual(await put.json(), { sku: "CAP-004", name: "Wool cap", price: 1500, stock: 3 });
-    assert.equal((await (await shop.app.request("/products/CAP-004")).json()).stock, 3);
-    const bad = await shop.app.request("/admin/products/CAP-004", {
+    assert.equal((await (await shop.request("/products/CAP-004")).json()).stock, 3);
+    const bad = await shop.request("/admin/products/CAP-004", {
       method: "PUT",
       headers: { ...admin, "content-type": "application/json" },
       body: JSON.stringify({ name: "", price: -1, stock: 1 }),
     });
     assert.equal(bad.status, 400);
 
-    await shop.app.request("/orders", post({ ...ORDER, paymentToken: "tok_visa" }));
-    const orders = await (await shop.app.request("/admin/orders?limit=5", { headers: admin }))
+    await shop.request("/orders", post({ ...ORDER, paymentToken: "tok_visa" }));
+    const orders = await (await shop.request("/admin/orders?limit=5", { headers: admin }))
       .json();
     assert.deepEqual(orders.map((o: { customer: string }) => o.customer), ["ada@example.com"]);
   } finally {
@@ -160,18 +160,18 @@ Deno.test("shop: payments that keep failing are dead-lettered, listed, and redri
   const admin = { authorization: `Bearer ${await shop.token()}` };
   try {
     shop.gateway.down = true;
-    const order = await (await shop.app.request(
+    const order = await (await shop.request(
       "/orders",
       post({ ...ORDER, paymentToken: "tok_visa" }),
     )).json();
     const failed = await eventually(async () => {
-      const o = await (await shop.app.request(`/orders/${order.id}`)).json();
+      const o = await (await shop.request(`/orders/${order.id}`)).json();
       return o.status === "payment_failed" && o;
     }, "the order to fail");
     assert.equal(failed.failure, "PaymentError: Payment provider unavailable");
 
     const dead = await eventually(async () => {
-      const list = await (await shop.app.request("/admin/dead-letters", { headers: admin })).json();
+      const list = await (await shop.request("/admin/dead-letters", { headers: admin })).json();
       return list.length === 1 && list;
     }, "the dead letter");
     assert.equal(dead[0].topic, "shop.orders.placed");
@@ -185,24 +185,24 @@ Deno.test("shop: payments that keep failing are dead-lettered, listed, and redri
     assert.deepEqual(log(), ["retry", "retry", "retry", "dead-lettered"]);
 
     shop.gateway.down = false;
-    const none = await shop.app.request(
+    const none = await shop.request(
       "/admin/dead-letters/redrive",
       post({ ids: ["not-an-id"] }, admin),
     );
     assert.deepEqual(await none.json(), { redriven: 0 });
-    const redrive = await shop.app.request(
+    const redrive = await shop.request(
       "/admin/dead-letters/redrive",
       post({ ids: [dead[0].id] }, admin),
     );
     assert.equal(redrive.status, 200);
     assert.deepEqual(await redrive.json(), { redriven: 1 });
     const paid = await eventually(async () => {
-      const o = await (await shop.app.request(`/orders/${order.id}`)).json();
+      const o = await (await shop.request(`/orders/${order.id}`)).json();
       return o.status === "paid" && o;
     }, "the redriven order to be paid");
     assert.equal(paid.failure, undefined);
     assert.deepEqual(
-      await (await shop.app.request("/admin/dead-letters", { headers: admin })).json(),
+      await (await shop.request("/admin/dead-letters", { headers: admin })).json(),
       [],
     );
   } finally {
@@ -214,12 +214,12 @@ Deno.test("shop: the live feed sends recent orders, then every change", async ()
   const shop = await startShop();
   let feed: SseReader | undefined;
   try {
-    const first = await (await shop.app.request(
+    const first = await (await shop.request(
       "/orders",
       post({ ...ORDER, paymentToken: "tok_visa" }),
     )).json();
     await eventually(
-      async () => (await (await shop.app.request(`/orders/${first.id}`)).json()).status === "paid",
+      async () => (await (await shop.request(`/orders/${first.id}`)).json()).status === "paid",
       "the first order to be paid",
     );
     await eventually(
@@ -232,7 +232,7 @@ Deno.test("shop: the live feed sends recent orders, then every change", async ()
     const recent = JSON.parse((await feed.nextEvent())!.data!);
     assert.deepEqual([recent.id, recent.status, recent.items], [first.id, "paid", 2]);
 
-    const second = await (await shop.app.request(
+    const second = await (await shop.request(
       "/orders",
       post({ ...ORDER, paymentToken: "tok_visa" }),
     )).json();
@@ -300,12 +300,12 @@ Deno.test("shop: concurrent orders never sell more than the stock", async () => 
   try {
     const bag = { ...ORDER, items: [{ sku: "BAG-003", qty: 1 }], paymentToken: "tok_visa" };
     const answers = await Promise.all(
-      Array.from({ length: 8 }, () => shop.app.request("/orders", post(bag))),
+      Array.from({ length: 8 }, () => shop.request("/orders", post(bag))),
     );
     const statuses = answers.map((r) => r.status).sort();
     await Promise.all(answers.map((r) => r.body?.cancel()));
     assert.deepEqual(statuses, [201, 201, 201, 201, 201, 409, 409, 409]);
-    assert.equal((await (await shop.app.request("/products/BAG-003")).json()).stock, 0);
+    assert.equal((await (await shop.request("/products/BAG-003")).json()).stock, 0);
   } finally {
     await shop.stop();
   }

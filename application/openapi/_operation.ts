@@ -91,6 +91,7 @@ function parametersOf(
       in: "query",
       required: !node.optional,
       ...(node.description !== undefined && { description: node.description }),
+      ...(node.kind === "array" && { style: "form", explode: true }),
       schema: write(strip(node)),
     });
   }
@@ -124,6 +125,7 @@ function streamOf(def: EndpointDefinition, write: SchemaWriter): OpenApiStreamEx
  * @param prefix The plugin's prefix (left out of the tag).
  * @param globalThrows `api().throws()` entries.
  * @param write Schema converter collecting components.
+ * @param maxBodyBytes The body limit of `http()`, when known.
  * @returns The operation and where it goes.
  * @throws {TypeError} When `.params()` names a parameter the path does not have.
  */
@@ -132,6 +134,7 @@ export function operationOf(
   prefix: string,
   globalThrows: readonly ResponseMeta[],
   write: SchemaWriter,
+  maxBodyBytes?: number,
 ): DraftOperation {
   const segments = parsePattern(route.path);
   const template: { name: string; catchAll: boolean }[] = [];
@@ -164,7 +167,10 @@ export function operationOf(
     ...(description !== undefined && { description }),
     ...(parameters.length > 0 && { parameters }),
     ...(def.mode === "unary" && meta.body && { requestBody: requestBodyOf(meta.body, write) }),
-    responses: responsesOf(def, globalThrows, write),
+    responses: responsesOf(def, globalThrows, write, {
+      pathParams: template.length > 0,
+      maxBodyBytes,
+    }),
     ...(meta.secure && { security: [{ [BEARER_SCHEME]: [] }] }),
     ...(def.mode !== "unary" && { "x-fw-stream": streamOf(def, write) }),
   };

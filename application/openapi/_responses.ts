@@ -77,13 +77,46 @@ function declared(entry: ResponseMeta, write: SchemaWriter, error: boolean): Ope
   return error ? errorEntry(entry.description) : { description: entry.description };
 }
 
-const INT: JsonSchemaObject = { type: "integer" };
+const INT: JsonSchemaObject = { type: "integer", minimum: 0 };
+/** The headers of every response of a rate-limited route. */
 const RATE_HEADERS: Record<string, OpenApiHeader> = {
-  "Retry-After": { description: "Seconds until the window resets", schema: INT },
-  "RateLimit-Limit": { description: "Requests allowed per window", schema: INT },
-  "RateLimit-Remaining": { description: "Requests left in this window", schema: INT },
-  "RateLimit-Reset": { description: "Seconds until the window resets", schema: INT },
+  "RateLimit-Limit": { description: "Requests allowed per window", required: true, schema: INT },
+  "RateLimit-Remaining": {
+    description: "Requests left in this window",
+    required: true,
+    schema: INT,
+  },
+  "RateLimit-Reset": {
+    description: "Seconds until the window resets",
+    required: true,
+    schema: INT,
+  },
 };
+const RETRY_AFTER: Record<string, OpenApiHeader> = {
+  "Retry-After": { description: "Seconds until the window resets", required: true, schema: INT },
+};
+
+/** The formats an object or array result is written in, by `Accept` (JSON by default). */
+const NEGOTIATED = ["text/plain", "text/html", "application/xml", "application/yaml", "text/yaml"];
+
+function negotiated(schema: JsonSchemaObject): OpenApiResponse["content"] {
+  const text: JsonSchemaObject = { type: "string" };
+  return {
+    [JSON_TYPE]: { schema },
+    ...Object.fromEntries(NEGOTIATED.map((type) => [type, { schema: text }])),
+  };
+}
+
+const NEGOTIATION_NOTE = " The body is JSON unless `Accept` asks for YAML (`text/plain`, " +
+  "`application/yaml`, `text/yaml`), XML (`application/xml`, `text/xml`) or HTML (`text/html`).";
+
+/** What the responses depend on besides the endpoint. */
+export interface RouteFacts {
+  /** The path has parameters (malformed percent-encoding answers 400 with the envelope). */
+  readonly pathParams?: boolean;
+  /** The body limit of `http()`, stated in the 413. */
+  readonly maxBodyBytes?: number;
+}
 
 /**
  * Builds the responses of an operation, sorted by status.
@@ -91,19 +124,23 @@ const RATE_HEADERS: Record<string, OpenApiHeader> = {
  * @param def The endpoint definition.
  * @param globalThrows `api().throws()` entries.
  * @param write Schema converter.
+ * @param facts The route's path parameters and body limit.
  * @returns Responses by status code.
  */
 export function responsesOf(
   def: EndpointDefinition,
   globalThrows: readonly ResponseMeta[],
   write: SchemaWriter,
+  facts: RouteFacts = {},
 ): Record<string, OpenApiResponse> {
   const meta = def.meta;
   const stream = def.mode !== "unary";
   const out = new Map<string, OpenApiResponse>();
   const set = (status: number | string, entry: OpenApiResponse) => out.set(String(status), entry);
 
-  const rejects = stream || meta.mayThrow.some((c) => ERROR_CODES[c] === 400 && c !== "Validation");
+  // path parameters with malformed percent-encoding are refused with the envelope
+  const rejects = stream || facts.pathParams === true ||
+    meta.mayThrow.some((c) => ERROR_CODES[c] === 400 && c !== "Validation");
   set(400, {
     description: rejects
       ? "Bad Request: validation failed, or the request was rejected"
@@ -114,20 +151,51 @@ export function responsesOf(
   });
   set(500, errorEntry("Internal Server Error"));
   if (!stream && meta.body) {
-    set(413, errorEntry("Payload Too Large: the body exceeds the server's limit"));
+    const limit = facts.maxBodyBytes === undefined
+      ? "the server's limit"
+      : `${facts.maxBodyBytes} bytes`;
+    set(413, errorEntry(`Payload Too Large: the body exceeds ${limit}`));
     set(415, errorEntry("Unsupported Media Type: the body must be application/json"));
   }
   if (meta.secure) {
     set(
       401,
       errorEntry("Unauthorized: the bearer token is missing, expired or invalid", {
-        "WWW-Authenticate": { description: "The `Bearer` challenge", schema: { type: "string" } },
+        "WWW-Authenticate": {
+          description: "The `Bearer` challenge",
+          required: true,
+          schema: { type: "string" },
+        },
       }),
     );
-    const rules = meta.secure.scopes.length + meta.secure.roles.length > 0 || meta.secure.guard;
-    if (rules) set(403, errorEntry("Forbidden: a required scope or role is missing"));
+    const { scopes, roles, guard } = meta.secure;
+    if (scopes.length > 0) {
+      // a missing scope is answered with the challenge; a role or the guard without it
+      const always = roles.length === 0 && !guard;
+      set(
+        403,
+        errorEntry("Forbidden: a required scope or role is missing", {
+          "WWW-Authenticate": {
+            description: 'With a missing scope: `Bearer error="insufficient_scope"`',
+            required: always,
+            schema: { type: "string" },
+          },
+        }),
+      );
+    } else if (roles.length > 0 || guard) {
+      set(403, errorEntry("Forbidden: a required scope or role is missing"));
+    }
+    set(
+      503,
+      errorEntry("Service Unavailable: the keys to verify the token cannot be fetched (`jwksUrl`)"),
+    );
   }
-  if (meta.rateLimit) set(429, errorEntry("Too Many Requests", RATE_HEADERS));
+  if (meta.rateLimit) set(429, errorEntry("Too Many Requests", RETRY_AFTER));
+  const kind = meta.returns?.schema?.kind;
+  const negotiates = !stream && (kind === undefined || kind === "object" || kind === "array");
+  if (negotiates) {
+    set(406, errorEntry("Not Acceptable: no format the route produces matches `Accept`"));
+  }
   for (const code of meta.mayThrow) {
     const status = ERROR_CODES[code];
     if (status !== 400) set(status, errorEntry(statusText(status)));
@@ -152,12 +220,18 @@ export function responsesOf(
     });
   } else if (!stream && meta.returns) {
     const { status, description, schema } = meta.returns;
+    const many = schema && (schema.kind === "object" || schema.kind === "array");
     set(status, {
-      description: description ?? statusText(status),
-      ...(schema && { content: body(write(schema), schema) }),
+      description: (description ?? statusText(status)) + (many ? "." + NEGOTIATION_NOTE : ""),
+      ...(schema && { content: many ? negotiated(write(schema)) : body(write(schema), schema) }),
     });
   } else if (!stream && ![...out.keys()].some((s) => s < "4")) {
     set("2XX", { description: "Success (no response schema declared)" });
   }
-  return Object.fromEntries([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const sorted = [...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (!meta.rateLimit) return Object.fromEntries(sorted);
+  return Object.fromEntries(sorted.map(([status, entry]) => [
+    status,
+    status === "101" ? entry : { ...entry, headers: { ...RATE_HEADERS, ...entry.headers } },
+  ]));
 }

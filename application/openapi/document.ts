@@ -16,8 +16,11 @@
  * - `.response()` adds a response; `.mayThrow()` codes become their status with the
  *   `ErrorResponse` envelope `{statusCode, message, error}`;
  * - every operation documents 400 (`ValidationErrorResponse`, `{message, errors: [{field,
- *   message}]}`) and 500; routes with a JSON body also 413 and 415; `.secure()` routes 401 (and
- *   403 when scopes, roles or a guard apply); `.rateLimit()` routes 429 with its headers;
+ *   message}]}`, `oneOf` with the envelope where a path parameter or the route may answer with
+ *   it) and 500; routes with a JSON body also 413 (stating the limit) and 415; routes whose object
+ *   or array result is negotiated list its formats and 406; `.secure()` routes 401 with
+ *   `WWW-Authenticate` (403 when scopes, roles or a guard apply; 503 when the keys cannot be
+ *   fetched); `.rateLimit()` routes 429 with `Retry-After` and `RateLimit-*` on every response;
  * - `api().throws()` and then `.throws()` replace any entry of the same status (without a schema
  *   the body is the error envelope);
  * - `.description()` is the operation description; `.secure()` adds the `bearerAuth` (HTTP
@@ -44,6 +47,8 @@ export interface OpenApiDocumentOptions extends OpenApiOptions {
   readonly globalThrows?: readonly ResponseMeta[];
   /** The routes' common prefix, left out of the tags (default none). */
   readonly prefix?: string;
+  /** The body limit of `http()`, stated in the 413 responses (default: not stated). */
+  readonly maxBodyBytes?: number;
 }
 
 const METHOD_ORDER = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
@@ -60,7 +65,8 @@ function draftOf(
   write: (node: SchemaNode) => JsonSchemaObject,
 ): DraftOperation {
   try {
-    return operationOf(route, options.prefix ?? "", options.globalThrows ?? [], write);
+    const { prefix = "", globalThrows = [], maxBodyBytes } = options;
+    return operationOf(route, prefix, globalThrows, write, maxBodyBytes);
   } catch (error) {
     const source = route.source ? ` (${route.source})` : "";
     throw new TypeError(
@@ -94,7 +100,7 @@ function draftOf(
  *
  * const op = doc.paths["/users/{id}"].get;
  * assert.equal(op.operationId, "getUsersById");
- * assert.deepEqual(Object.keys(op.responses), ["200", "400", "404", "500"]);
+ * assert.deepEqual(Object.keys(op.responses), ["200", "400", "404", "406", "500"]);
  * assert.deepEqual(doc.components.schemas.User.required, ["id", "name"]);
  * ```
  */

@@ -18,6 +18,7 @@ import {
   Url,
   Uuid,
 } from "../mod.ts";
+import { toJsonSchema } from "@fw/runtime";
 import {
   documentOf,
   error,
@@ -27,6 +28,7 @@ import {
   operationOf,
   R2XX,
   R400,
+  R406,
   R500,
   type Route,
 } from "../testdata/openapi_helpers.ts";
@@ -36,7 +38,7 @@ Deno.test("openApiDocument() documents a bare endpoint with 400, 500 and 2XX", (
   assert.deepEqual(op, {
     operationId: "getHealth",
     tags: ["health"],
-    responses: { "400": R400, "500": R500, "2XX": R2XX },
+    responses: { "400": R400, "406": R406, "500": R500, "2XX": R2XX },
   });
   assert.equal(doc.openapi, "3.0.3");
   assert.deepEqual(doc.info, info);
@@ -59,7 +61,7 @@ Deno.test("openApiDocument() turns .params() into required {name} path parameter
       in: "path",
       required: true,
       description: "The order id",
-      schema: { type: "string", format: "uuid" },
+      schema: toJsonSchema(Uuid),
     },
     {
       name: "line",
@@ -105,15 +107,17 @@ Deno.test("openApiDocument() turns .query() into query parameters with required 
       name: "tags",
       in: "query",
       required: false,
+      style: "form",
+      explode: true,
       schema: { type: "array", items: { type: "string", pattern: "^[a-z]+$" } },
     },
     {
       name: "since",
       in: "query",
       required: false,
-      schema: { type: "string", format: "date-time" },
+      schema: toJsonSchema(DateIso),
     },
-    { name: "home", in: "query", required: false, schema: { type: "string", format: "uri" } },
+    { name: "home", in: "query", required: false, schema: toJsonSchema(Url) },
   ]);
 });
 
@@ -134,6 +138,7 @@ Deno.test("openApiDocument() documents .body() as JSON with named schemas in com
     "400": R400,
     "413": error("Payload Too Large: the body exceeds the server's limit"),
     "415": error("Unsupported Media Type: the body must be application/json"),
+    "406": R406,
     "500": R500,
     "2XX": R2XX,
   });
@@ -146,7 +151,7 @@ Deno.test("openApiDocument() documents .body() as JSON with named schemas in com
   assert.deepEqual(doc.components.schemas.NewUser, {
     type: "object",
     properties: {
-      email: { type: "string", format: "email" },
+      email: toJsonSchema(Email),
       age: { type: "integer", minimum: 0 },
       home: {
         allOf: [{ $ref: "#/components/schemas/Address" }],

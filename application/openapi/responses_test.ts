@@ -1,32 +1,36 @@
 import assert from "node:assert/strict";
 import { ArrayOf, endpoint, Int, Optional, schema, Stream, Uuid } from "../mod.ts";
-import { provider } from "@fw/runtime";
 import {
   documentOf,
   ERROR,
   error,
   handler,
   json,
+  negotiated,
+  NEGOTIATION_NOTE,
   operationOf,
   R2XX,
   R400,
+  R406,
   R500,
   VALIDATION,
 } from "../testdata/openapi_helpers.ts";
+import { provider, toJsonSchema } from "@fw/runtime";
 
 Deno.test("openApiDocument() documents both forms of .returns()", () => {
   const User = schema("User", { id: Int });
   assert.deepEqual(operationOf(endpoint().returns(User).handle(handler)).op.responses["200"], {
-    description: "OK",
-    content: json({ $ref: "#/components/schemas/User" }),
+    description: "OK" + NEGOTIATION_NOTE,
+    content: negotiated({ $ref: "#/components/schemas/User" }),
   });
   const created = operationOf(endpoint().returns(201, "Created it", User).handle(handler)).op;
-  assert.deepEqual(Object.keys(created.responses), ["201", "400", "500"]);
-  assert.equal(created.responses["201"].description, "Created it");
+  assert.deepEqual(Object.keys(created.responses), ["201", "400", "406", "500"]);
+  assert.equal(created.responses["201"].description, "Created it" + NEGOTIATION_NOTE);
   const gone = operationOf(endpoint().returns(204).handle(handler), "DELETE").op;
   assert.deepEqual(gone.responses["204"], { description: "No Content" });
   const text = operationOf(endpoint().returns(String).handle(handler)).op;
   assert.deepEqual(text.responses["200"].content, { "text/plain": { schema: { type: "string" } } });
+  assert.equal(text.responses["406"], undefined);
 });
 
 Deno.test("openApiDocument() adds .response() entries; error statuses default to the envelope", () => {
@@ -36,12 +40,12 @@ Deno.test("openApiDocument() adds .response() entries; error statuses default to
     .response(410, "Gone for good")
     .handle(handler);
   const { op } = operationOf(def);
-  assert.deepEqual(Object.keys(op.responses), ["200", "202", "400", "410", "500"]);
+  assert.deepEqual(Object.keys(op.responses), ["200", "202", "400", "406", "410", "500"]);
   assert.deepEqual(op.responses["202"], {
     description: "Queued",
     content: json({
       type: "object",
-      properties: { ticket: { type: "string", format: "uuid" } },
+      properties: { ticket: toJsonSchema(Uuid) },
       required: ["ticket"],
     }),
   });
@@ -56,6 +60,7 @@ Deno.test("openApiDocument() maps .mayThrow() codes to their status with the env
   assert.deepEqual(op.responses, {
     "400": R400,
     "404": error("Not Found"),
+    "406": R406,
     "409": error("Conflict"),
     "500": R500,
     "503": error("Service Unavailable"),
@@ -88,6 +93,7 @@ Deno.test("openApiDocument() lets .throws() and api().throws() replace entries o
       description: "No such order",
       content: json({ $ref: "#/components/schemas/Problem" }),
     },
+    "406": R406,
     "429": { description: "Slow down", content: json({ $ref: "#/components/schemas/Problem" }) },
     "500": R500,
     "503": error("Route-level outage"),
@@ -113,23 +119,42 @@ Deno.test("openApiDocument() documents .secure() as bearer JWT with scopes and r
   assert.deepEqual(me.responses["401"], {
     description: "Unauthorized: the bearer token is missing, expired or invalid",
     headers: {
-      "WWW-Authenticate": { description: "The `Bearer` challenge", schema: { type: "string" } },
+      "WWW-Authenticate": {
+        description: "The `Bearer` challenge",
+        required: true,
+        schema: { type: "string" },
+      },
     },
     content: json(ERROR),
   });
   assert.equal(me.responses["403"], undefined);
+  assert.deepEqual(
+    me.responses["503"],
+    error("Service Unavailable: the keys to verify the token cannot be fetched (`jwksUrl`)"),
+  );
   const admin = doc.paths["/admin"].get;
   assert.equal(
     admin.description,
     "Requires a bearer token (JWT). Required scopes: `admin:read`. Required roles: `ops`, `root`.",
   );
-  assert.deepEqual(admin.responses["403"], error("Forbidden: a required scope or role is missing"));
+  assert.deepEqual(admin.responses["403"].headers, {
+    "WWW-Authenticate": {
+      description: 'With a missing scope: `Bearer error="insufficient_scope"`',
+      required: false,
+      schema: { type: "string" },
+    },
+  });
+  const scoped = operationOf(endpoint().secure({ scopes: ["a"] }).handle(handler)).op;
+  assert.equal(scoped.responses["403"].headers?.["WWW-Authenticate"].required, true);
   const guarded = doc.paths["/guarded"].get;
   assert.equal(
     guarded.description,
     "Requires a bearer token (JWT). Access is also decided by a guard.",
   );
-  assert.ok(guarded.responses["403"]);
+  assert.deepEqual(
+    guarded.responses["403"],
+    error("Forbidden: a required scope or role is missing"),
+  );
   assert.deepEqual(doc.components.securitySchemes, {
     bearerAuth: {
       type: "http",
@@ -140,18 +165,22 @@ Deno.test("openApiDocument() documents .secure() as bearer JWT with scopes and r
   });
 });
 
-Deno.test("openApiDocument() documents .rateLimit() as 429 with its headers", () => {
+Deno.test("openApiDocument() documents .rateLimit() as 429 with Retry-After, and RateLimit-* on every response", () => {
   const def = endpoint().description("Search").rateLimit({ max: 10, windowMs: 60_000 }).handle(
     handler,
   );
   const { op } = operationOf(def);
   assert.equal(op.description, "Search\n\nRate limited: at most 10 requests per 60 s per client.");
-  assert.deepEqual(Object.keys(op.responses["429"].headers ?? {}), [
-    "Retry-After",
-    "RateLimit-Limit",
-    "RateLimit-Remaining",
-    "RateLimit-Reset",
-  ]);
+  const rate = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"];
+  assert.deepEqual(Object.keys(op.responses["429"].headers ?? {}), [...rate, "Retry-After"]);
+  for (const status of ["2XX", "400", "406", "500"]) {
+    assert.deepEqual(Object.keys(op.responses[status].headers ?? {}), rate, status);
+  }
+  assert.deepEqual(op.responses["429"].headers?.["Retry-After"], {
+    description: "Seconds until the window resets",
+    required: true,
+    schema: { type: "integer", minimum: 0 },
+  });
   assert.deepEqual(op.responses["429"].content, json(ERROR));
   const ms = operationOf(endpoint().rateLimit({ max: 1, windowMs: 1500 }).handle(handler)).op;
   assert.match(ms.description ?? "", /at most 1 requests per 1500 ms/);

@@ -80,6 +80,10 @@ export interface OpenApiParameter {
   readonly required: boolean;
   /** Its description (`Desc`). */
   readonly description?: string;
+  /** `form` for a query array: the key is repeated for each value. */
+  readonly style?: "form";
+  /** `true` for a query array: `?tag=a&tag=b`, never `?tag=a,b`. */
+  readonly explode?: boolean;
   /** Its schema. */
   readonly schema: JsonSchemaObject;
 }
@@ -94,6 +98,8 @@ export interface OpenApiMediaType {
 export interface OpenApiHeader {
   /** What the header carries. */
   readonly description: string;
+  /** Whether every such response carries it. */
+  readonly required?: boolean;
   /** Its schema. */
   readonly schema: JsonSchemaObject;
 }

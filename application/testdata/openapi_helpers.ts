@@ -26,6 +26,29 @@ export const json = (schema: unknown): Record<string, { schema: unknown }> => ({
 export const R400 = { description: "Validation failed", content: json(VALIDATION) };
 /** The 500 every operation documents. */
 export const R500 = { description: "Internal Server Error", content: json(ERROR) };
+/** The 406 of a route whose result is negotiated. */
+export const R406 = {
+  description: "Not Acceptable: no format the route produces matches `Accept`",
+  content: json(ERROR),
+};
+/** The 400 of a route with path parameters: validation, or a malformed parameter. */
+export const R400_PATH = {
+  description: "Bad Request: validation failed, or the request was rejected",
+  content: json({ oneOf: [VALIDATION, ERROR] }),
+};
+/** The content of a negotiated result: JSON, and YAML, XML or HTML by `Accept`. */
+export const negotiated = (schema: unknown): Record<string, { schema: unknown }> => ({
+  ...json(schema),
+  ...Object.fromEntries(
+    ["text/plain", "text/html", "application/xml", "application/yaml", "text/yaml"].map((t) => [
+      t,
+      { schema: { type: "string" } },
+    ]),
+  ),
+});
+/** What the description of a negotiated result adds. */
+export const NEGOTIATION_NOTE = ". The body is JSON unless `Accept` asks for YAML (`text/plain`, " +
+  "`application/yaml`, `text/yaml`), XML (`application/xml`, `text/xml`) or HTML (`text/html`).";
 /** The success entry of a route without a declared response. */
 export const R2XX = { description: "Success (no response schema declared)" };
 /** An error response with the envelope. */

@@ -8,7 +8,7 @@
  *
  * Routes (`src/api/`): `GET /feed` (server stream: SSE or WebSocket, resumes after
  * `Last-Event-ID`), `GET /chat/:room?name=` (`[room].ws.ts`, bidirectional stream) and
- * `GET /stats`. The route loader (`.gen/api.gen.ts`) and the page are imported, so the app runs
+ * `GET /stats`; the OpenAPI document at `/openapi.json`. The route loader (`.gen/api.gen.ts`) and the page are imported, so the app runs
  * from a bundle with no file-system access.
  *
  * @module
@@ -62,6 +62,7 @@ export function streamsApp(options: StreamsAppOptions = {}): Application {
     .use(
       api({
         manifest: routes,
+        openapi: { title: "fw streaming example", version: "1.0.0" },
         streams: options.streams ?? { heartbeatMs: 15_000, retryMs: 2_000 },
       }),
     );

@@ -1,4 +1,6 @@
 import { endpoint, HttpResponse } from "@fw/application";
 
 /** GET /redirect: an HttpResponse is sent as given. */
-export default endpoint(() => HttpResponse.redirect("/health", 302));
+export default endpoint()
+  .returns(302, "Found: redirects to /health")
+  .handle(() => HttpResponse.redirect("/health", 302));

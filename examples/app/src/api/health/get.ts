@@ -1,4 +1,6 @@
 import { endpoint } from "@fw/application";
 
 /** GET /health: a string answers as text/plain. */
-export default endpoint(() => "ok");
+export default endpoint()
+  .returns(String)
+  .handle(() => "ok");

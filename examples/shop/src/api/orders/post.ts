@@ -15,7 +15,7 @@ export default endpoint()
   .description("Places an order; payment happens in the background")
   .body(OrderInput)
   .returns(201, "Order placed, payment pending", Order)
-  .mayThrow("NotFound", "Conflict")
+  .mayThrow("BadRequest", "NotFound", "Conflict")
   .inject({ store: Store })
   .handle(async ({ store }, ctx) => {
     const input = await ctx.body();
