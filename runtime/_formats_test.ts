@@ -117,6 +117,10 @@ Deno.test("UUID_PATTERN and EMAIL_PATTERN (the OpenAPI patterns) accept exactly 
   ], "0123456789abcdefABCDEFg-");
   for (const input of uuids) assert.equal(uuid.test(input), isUuid(input), input);
   assert.equal(isUuid("2dccfb99-4489-d344-49f3-94b26570ae08"), false);
+  // version 4 only: a version-7 UUID and the nil UUID are refused; either case is accepted
+  assert.equal(isUuid("01890a5d-ac96-774b-bcce-b302099a8057"), false);
+  assert.equal(isUuid("00000000-0000-0000-0000-000000000000"), false);
+  assert.equal(isUuid("7C9E6679-7425-40DE-944B-E07FC1F90AE7"), true);
 
   const email = new RegExp(EMAIL_PATTERN);
   const emails = mutated(["ada@example.com", "a.b+c@x-y.example.org", "o'neil@a.co"], "a.@-+_ 1");

@@ -90,7 +90,7 @@ const STRING_NODE: SchemaNode = Object.freeze({ kind: "string" });
 const NUMBER_NODE: SchemaNode = Object.freeze({ kind: "number" });
 const BOOLEAN_NODE: SchemaNode = Object.freeze({ kind: "boolean" });
 
-/** A string in UUID format (any version 1-8, as RFC 9562 writes it). */
+/** A version-4 (random) UUID string, such as `crypto.randomUUID()` makes, in either case. */
 export const Uuid: Schema<string> = make({ kind: "string", format: "uuid" });
 /** A valid email address. */
 export const Email: Schema<string> = make({ kind: "string", format: "email" });
