@@ -16,6 +16,8 @@
  * - A publish carries `Nats-Msg-Id`, so retrying it through a reconnect stores it once; it keeps
  *   retrying for `publishTimeoutMs` while the server is unreachable.
  * - Attributes travel as headers, keys and values percent-encoded (`encodeURIComponent`).
+ * - A delayed publish waits in a second stream until a mover puts it on the main stream when it
+ *   is due (`_nats_delay.ts`: NAK with delay, since nats-server 2.9 cannot schedule a message).
  *
  * @module
  */
@@ -41,6 +43,15 @@ import type {
   CloudSubscribeOptions,
   CloudSubscription,
 } from "./client.ts";
+import {
+  delayedSubject,
+  DelayMover,
+  delayStreamName,
+  type DelayStreamSettings,
+  ensureDelayStream,
+  NATS_MAX_DELAY_MS,
+  withDeliverAt,
+} from "./_nats_delay.ts";
 
 /**
  * A connection from `connect()` of npm `@nats-io/transport-node` (or `@nats-io/nats-core`),
@@ -162,6 +173,10 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   #connection?: NatsConnection;
   #lease: ReturnType<typeof setInterval> | undefined;
   #closed = false;
+  #delayStream: Promise<void> | undefined;
+  #mover: Promise<DelayMover> | undefined;
+  /** How far ahead a delayed publish may be due: 30 days. */
+  readonly maxDelay: number = NATS_MAX_DELAY_MS;
 
   /**
    * Checks the options; the connection opens on first use.
@@ -226,6 +241,22 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   /** The subject of a topic. */
   subject(topic: string): string {
     return `${this.#prefix}.${topic}`;
+  }
+
+  get #delay(): DelayStreamSettings {
+    const o = this.#o;
+    return { stream: this.#stream, prefix: this.#prefix, ...o };
+  }
+
+  /** Starts this client's delay mover once (on its first subscription). */
+  #startMover(ready: Ready): Promise<DelayMover> {
+    return this.#mover ??= (async () => {
+      const mover = new DelayMover(ready.js, ready.jsm, this.#delay, (message, error) => {
+        console.warn(message, String(error));
+      });
+      await mover.start();
+      return mover;
+    })();
   }
 
   #open(): Promise<Ready> {
@@ -306,9 +337,17 @@ export class NatsJetStreamClient implements CloudPubSubClient {
    * @throws {Error} When the server does not store it in time or refuses it.
    */
   async publish(topic: string, data: Uint8Array, options: CloudPublishOptions): Promise<string> {
-    const { js } = await this.#open();
-    const subject = this.subject(topic);
+    const { js, jsm } = await this.#open();
+    let subject = this.subject(topic);
     const h = toHeaders(options.attributes);
+    const at = options.deliverAt;
+    if (at !== undefined && at > Date.now()) {
+      const delay = this.#delayStream ??= ensureDelayStream(jsm, this.#delay);
+      delay.catch(() => this.#delayStream = undefined);
+      await delay;
+      subject = delayedSubject(this.#delay, topic);
+      withDeliverAt(h, at);
+    }
     const deadline = Date.now() + this.#o.publishTimeoutMs;
     for (let delay = 50;; delay = Math.min(delay * 2, 1000)) {
       try {
@@ -341,7 +380,9 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     options: CloudSubscribeOptions,
     onMessage: (message: CloudMessage) => void,
   ): Promise<CloudSubscription> {
-    const { js, jsm } = await this.#open();
+    const ready = await this.#open();
+    const { js, jsm } = ready;
+    await this.#startMover(ready);
     const name = natsConsumerName(options.subscription);
     const subject = this.subject(options.topic);
     const o = this.#o;
@@ -438,9 +479,11 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   /** Removes the stream with every message and consumer (for tests and tear-down). */
   async deleteStream(): Promise<void> {
     const { jsm } = await this.#open();
-    await jsm.streams.delete(this.#stream).catch((err) => {
-      if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
-    });
+    for (const name of [this.#stream, delayStreamName(this.#delay)]) {
+      await jsm.streams.delete(name).catch((err) => {
+        if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+      });
+    }
   }
 
   /** Stops every subscription and closes the connection when fw opened it. */
@@ -448,6 +491,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([...this.#subs].map((s) => s.close()));
+    await this.#mover?.then((m) => m.close(), () => {});
     if (this.#lease !== undefined) clearInterval(this.#lease);
     this.#lease = undefined;
     this.#inflight.clear();
