@@ -113,7 +113,7 @@ export async function fwSystems(e: Engines): Promise<Map<string, DelayedSystem>>
  * Deno KV itself: `kv.enqueue(message, { delay })` and `kv.listenQueue()` on a temporary file,
  * validating on both sides and nothing else (the engine's own lateness, beside fw's `denokv`).
  */
-export const rawDenoKv: DelayedSystem = async (seen) => {
+export async function rawDenoKv(seen: (i: number) => void): Promise<Running> {
   const path = await Deno.makeTempFile({ suffix: ".kv" });
   const kv = await Deno.openKv(path);
   kv.listenQueue((data: ReturnType<typeof payloadOf>) => {
@@ -131,7 +131,7 @@ export const rawDenoKv: DelayedSystem = async (seen) => {
       await Deno.remove(path).catch(() => {});
     },
   };
-};
+}
 
 /** BullMQ delayed jobs (`queue.add(name, data, { delay })`) and a `Worker`. */
 export function bullmq(e: Engines): DelayedSystem {

@@ -90,16 +90,56 @@ export async function ensureDelayStream(
   });
 }
 
-/**
- * The headers of a delayed publish.
- *
- * @param h The message's headers (attributes).
- * @param at Due time.
- * @returns The same headers with the due time.
- */
-export function withDeliverAt(h: MsgHdrs, at: number): MsgHdrs {
-  h.set(DELIVER_AT_HEADER, String(Math.ceil(at)));
-  return h;
+/** One client's delayed publishes: the delay stream (created once) and its mover. */
+export class NatsDelays {
+  readonly #s: DelayStreamSettings;
+  #stream: Promise<void> | undefined;
+  #mover: Promise<DelayMover> | undefined;
+
+  /** @param settings The client's stream settings. */
+  constructor(settings: DelayStreamSettings) {
+    this.#s = settings;
+  }
+
+  /** The delay stream's name. */
+  get stream(): string {
+    return delayStreamName(this.#s);
+  }
+
+  /**
+   * Where a publish goes: for a due time still ahead, the delay stream's subject (the due time is
+   * added to `h`), else `subject`.
+   */
+  async route(
+    jsm: JetStreamManager,
+    topic: string,
+    subject: string,
+    h: MsgHdrs,
+    at: number | undefined,
+  ): Promise<string> {
+    if (at === undefined || at <= Date.now()) return subject;
+    const ready = this.#stream ??= ensureDelayStream(jsm, this.#s);
+    ready.catch(() => this.#stream = undefined);
+    await ready;
+    h.set(DELIVER_AT_HEADER, String(Math.ceil(at)));
+    return delayedSubject(this.#s, topic);
+  }
+
+  /** Starts the mover once (on the client's first subscription). */
+  async start(js: JetStreamClient, jsm: JetStreamManager): Promise<void> {
+    await (this.#mover ??= (async () => {
+      const mover = new DelayMover(js, jsm, this.#s, (message, error) => {
+        console.warn(message, String(error));
+      });
+      await mover.start();
+      return mover;
+    })());
+  }
+
+  /** Stops the mover (waiting messages stay with the server). */
+  async close(): Promise<void> {
+    await this.#mover?.then((m) => m.close(), () => {});
+  }
 }
 
 /** Moves due messages from the delay stream to the main stream, for one client. */

@@ -43,15 +43,7 @@ import type {
   CloudSubscribeOptions,
   CloudSubscription,
 } from "./client.ts";
-import {
-  delayedSubject,
-  DelayMover,
-  delayStreamName,
-  type DelayStreamSettings,
-  ensureDelayStream,
-  NATS_MAX_DELAY_MS,
-  withDeliverAt,
-} from "./_nats_delay.ts";
+import { NATS_MAX_DELAY_MS, NatsDelays } from "./_nats_delay.ts";
 
 /**
  * A connection from `connect()` of npm `@nats-io/transport-node` (or `@nats-io/nats-core`),
@@ -173,8 +165,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   #connection?: NatsConnection;
   #lease: ReturnType<typeof setInterval> | undefined;
   #closed = false;
-  #delayStream: Promise<void> | undefined;
-  #mover: Promise<DelayMover> | undefined;
+  readonly #delays: NatsDelays;
   /** How far ahead a delayed publish may be due: 30 days. */
   readonly maxDelay: number = NATS_MAX_DELAY_MS;
 
@@ -231,6 +222,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
       maxAckPending: integer("maxAckPending", options.maxAckPending, 1000),
       publishTimeoutMs: integer("publishTimeoutMs", options.publishTimeoutMs, 30_000, 0),
     };
+    this.#delays = new NatsDelays({ stream: this.#stream, prefix: this.#prefix, ...this.#o });
   }
 
   /** The stream name. */
@@ -241,22 +233,6 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   /** The subject of a topic. */
   subject(topic: string): string {
     return `${this.#prefix}.${topic}`;
-  }
-
-  get #delay(): DelayStreamSettings {
-    const o = this.#o;
-    return { stream: this.#stream, prefix: this.#prefix, ...o };
-  }
-
-  /** Starts this client's delay mover once (on its first subscription). */
-  #startMover(ready: Ready): Promise<DelayMover> {
-    return this.#mover ??= (async () => {
-      const mover = new DelayMover(ready.js, ready.jsm, this.#delay, (message, error) => {
-        console.warn(message, String(error));
-      });
-      await mover.start();
-      return mover;
-    })();
   }
 
   #open(): Promise<Ready> {
@@ -338,16 +314,8 @@ export class NatsJetStreamClient implements CloudPubSubClient {
    */
   async publish(topic: string, data: Uint8Array, options: CloudPublishOptions): Promise<string> {
     const { js, jsm } = await this.#open();
-    let subject = this.subject(topic);
     const h = toHeaders(options.attributes);
-    const at = options.deliverAt;
-    if (at !== undefined && at > Date.now()) {
-      const delay = this.#delayStream ??= ensureDelayStream(jsm, this.#delay);
-      delay.catch(() => this.#delayStream = undefined);
-      await delay;
-      subject = delayedSubject(this.#delay, topic);
-      withDeliverAt(h, at);
-    }
+    const subject = await this.#delays.route(jsm, topic, this.subject(topic), h, options.deliverAt);
     const deadline = Date.now() + this.#o.publishTimeoutMs;
     for (let delay = 50;; delay = Math.min(delay * 2, 1000)) {
       try {
@@ -380,9 +348,8 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     options: CloudSubscribeOptions,
     onMessage: (message: CloudMessage) => void,
   ): Promise<CloudSubscription> {
-    const ready = await this.#open();
-    const { js, jsm } = ready;
-    await this.#startMover(ready);
+    const { js, jsm } = await this.#open();
+    await this.#delays.start(js, jsm);
     const name = natsConsumerName(options.subscription);
     const subject = this.subject(options.topic);
     const o = this.#o;
@@ -479,7 +446,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   /** Removes the stream with every message and consumer (for tests and tear-down). */
   async deleteStream(): Promise<void> {
     const { jsm } = await this.#open();
-    for (const name of [this.#stream, delayStreamName(this.#delay)]) {
+    for (const name of [this.#stream, this.#delays.stream]) {
       await jsm.streams.delete(name).catch((err) => {
         if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
       });
@@ -491,7 +458,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([...this.#subs].map((s) => s.close()));
-    await this.#mover?.then((m) => m.close(), () => {});
+    await this.#delays.close();
     if (this.#lease !== undefined) clearInterval(this.#lease);
     this.#lease = undefined;
     this.#inflight.clear();
