@@ -1,12 +1,12 @@
 /**
  * A publishing or consuming process for `delayed_restart_test.ts`:
- * `deno run -A delayed_process.ts <kind> <namespace> <role> [count] [due ms]`, where kind is
+ * `deno run -A delayed_process.ts <kind> <namespace> <role> [count] [lead ms]`, where kind is
  * `redis`, `sql`, `nats` or `denokv` (namespace: key prefix, schema, stream, or database path).
  *
  * - `consume`: handles topic `delayed.job` in group `workers`; prints `{"event":"ready"}` once
  *   subscribed and `{"event":"handled","n":..,"at":..}` for each message (`at`: its `Date.now()`).
- * - `publish`: publishes `count` messages with `deliverAt: due`, prints `{"event":"published"}`
- *   and waits to be killed.
+ * - `publish`: once its transport is up, publishes `count` messages due `lead` ms later (one due
+ *   time for all), prints `{"event":"published","due":..}` and waits to be killed.
  *
  * @module
  */
@@ -20,7 +20,7 @@ import { denoKvTransport } from "@fw/events/denokv";
 import { getPublisher } from "@fw/events";
 import { createLogger } from "@fw/runtime";
 
-const [kind, ns, role, count = "0", due = "0"] = Deno.args;
+const [kind, ns, role, count = "0", lead = "0"] = Deno.args;
 const Job = topic("delayed.job", { n: Int });
 const out = (line: unknown) =>
   Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(line) + "\n"));
@@ -63,7 +63,9 @@ if (role === "consume") {
 } else {
   await bus.start();
   const publish = getPublisher(Job, { bus });
-  for (let n = 0; n < Number(count); n++) await publish({ n }, { deliverAt: Number(due) });
-  out({ event: "published" });
+  await publish({ n: -1 }, { delay: Number(lead) }); // opens the connections
+  const due = Date.now() + Number(lead);
+  for (let n = 0; n < Number(count); n++) await publish({ n }, { deliverAt: due });
+  out({ event: "published", due });
 }
 await new Promise(() => {}); // until killed

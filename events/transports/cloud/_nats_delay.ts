@@ -13,7 +13,8 @@
  *   on the main stream (with `Nats-Msg-Id` `fw-delayed:<delay stream sequence>:<due time>`, so a mover that
  *   dies between that publish and its ack does not store it twice within the de-duplication
  *   window) and then acknowledged, which removes it from the work queue.
- * - The mover consumer has no delivery limit (each early look counts as a delivery) and a high
+ * - The mover consumer has no delivery limit (each early look counts as a delivery), a 5 s ack wait
+ *   (a mover killed with messages in hand loses them to another after that) and a high
  *   `max_ack_pending` (every waiting message is pending with the server): at most
  *   {@linkcode NATS_DELAY_PENDING} messages wait at once; more wait in the stream until room frees.
  *
@@ -41,6 +42,12 @@ export const NATS_MAX_DELAY_MS = 30 * 24 * 3600_000;
 export const NATS_DELAY_PENDING = 1_000_000;
 
 const MOVER = "fw_delay_mover";
+
+/**
+ * How long the server waits before it hands a message held by a mover that died (before it NAKed
+ * or moved it) to another: short, since a live mover answers each look at once.
+ */
+const MOVER_ACK_WAIT_MS = 5_000;
 
 /** What the delay stream needs from the client's settings. */
 export interface DelayStreamSettings {
@@ -180,7 +187,7 @@ export class DelayMover {
         durable_name: MOVER,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
-        ack_wait: 30_000 * 1_000_000,
+        ack_wait: MOVER_ACK_WAIT_MS * 1_000_000,
         max_deliver: -1,
         max_ack_pending: NATS_DELAY_PENDING,
       }).catch(async (err) => {

@@ -79,6 +79,7 @@ interface Local {
  *   persistent: true,
  *   external: true,
  *   admission: false,
+ *   maxDelay: 365 * 24 * 3600 * 1000,
  * });
  * await t.close();
  * ```
