@@ -12,8 +12,13 @@ import type { Envelope } from "../envelope.ts";
 import { MemoryDeadLetters } from "../dead_letters.ts";
 import { DelayQueue } from "../schedule/_delay_queue.ts";
 import {
+  type DeliveryHooks,
+  type Group,
+  type Instance,
+  MemoryDelivery,
+} from "./_memory_delivery.ts";
+import {
   type Admission,
-  type Delivery,
   type DeliveryListener,
   QueueFullError,
   type Subscription,
@@ -39,51 +44,6 @@ export interface MemoryBrokerOptions {
   logger?: Logger;
   /** Meter for `events.dlq.evicted`. */
   meter?: Meter;
-}
-
-interface Instance {
-  readonly id: string;
-  readonly listener: DeliveryListener;
-  closed: boolean;
-}
-
-interface Group {
-  readonly name: string;
-  readonly distribution: "competing" | "broadcast";
-  instances: Instance[];
-  next: number;
-  /** Competing messages waiting for an instance: [envelope, attempt]. */
-  pending: Array<[Envelope, number]>;
-}
-
-interface DeliveryHooks {
-  acked(d: MemoryDelivery): void;
-  retried(d: MemoryDelivery, delayMs: number): void;
-}
-
-/** One delivery of the memory broker: ack and retry finish synchronously. */
-class MemoryDelivery implements Delivery {
-  #done = false;
-  constructor(
-    readonly hooks: DeliveryHooks,
-    readonly group: Group,
-    readonly instance: Instance,
-    readonly envelope: Envelope,
-    readonly attempt: number,
-    readonly duplicate: boolean,
-  ) {}
-
-  ack(): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.hooks.acked(this);
-  }
-
-  retry(delayMs: number): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.hooks.retried(this, delayMs);
-  }
 }
 
 const DUPLICATE_RATE = 0.02;
