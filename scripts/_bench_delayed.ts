@@ -109,7 +109,10 @@ async function runOnce(
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
 const fmt = (x: number) => Math.round(x).toLocaleString("en");
 
 function row(name: string, rs: Result[], extra = ""): string {
