@@ -38,7 +38,7 @@
  * Deno KV's own delayed enqueue).
  * `--delayed` runs only these rows (the quick rerun); `--delayed-burst <n>`, `--delayed-spread
  * <n>`, `--delayed-lead <ms>`, `--delayed-rounds <n>`, `--delayed-systems
- * redis,bullmq,sql,pg-boss,memory,nats,denokv`.
+ * redis,bullmq,sql,pg-boss,memory,nats,denokv`, `--delayed-part burst|spread`.
  *
  * @module
  */
@@ -282,6 +282,9 @@ if (!only || only.has("delayed")) {
     burstLeadMs: Number(args["delayed-lead"] ?? 5_000),
     spread: Number(args["delayed-spread"] ?? 10_000),
     rounds: Number(args["delayed-rounds"] ?? 2),
+    ...(args["delayed-part"] === "burst" || args["delayed-part"] === "spread"
+      ? { part: args["delayed-part"] as "burst" | "spread" }
+      : {}),
     ...(args["delayed-systems"]
       ? { systems: new Set(String(args["delayed-systems"]).split(",")) }
       : {}),
