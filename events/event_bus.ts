@@ -184,7 +184,8 @@ export class EventBus {
    * called without a promise of its own.
    *
    * @param envelope The envelope.
-   * @param options `tx`: publish in an open transaction (transactional transports only).
+   * @param options `tx`: publish in an open transaction (transactional transports only);
+   *   `deliverAt`: deliver no earlier than this time (transports with a `maxDelay` only).
    * @returns Message id and trace id.
    */
   publishEnvelope(envelope: Envelope, options?: TransportPublishOptions): Promise<PublishReceipt> {
@@ -218,7 +219,10 @@ export class EventBus {
     });
   }
 
-  /** Publishes with transport options (`tx`): only transactional transports take a `tx`. */
+  /**
+   * Publishes with transport options: only transactional transports take a `tx`, only those with
+   * a `maxDelay` a `deliverAt`.
+   */
   #publishWith(
     { transport, counters }: PublishRoute,
     envelope: Envelope,
@@ -229,6 +233,14 @@ export class EventBus {
       return Promise.reject(
         new TypeError(
           `Invalid publish option "tx" for topic "${envelope.topic}": transport "${name}" cannot publish in a transaction`,
+        ),
+      );
+    }
+    if (options.deliverAt !== undefined && transport.capabilities.maxDelay === undefined) {
+      const name = this.#router.select(envelope.topic, envelope.channel);
+      return Promise.reject(
+        new TypeError(
+          `Invalid publish option "deliverAt" for topic "${envelope.topic}": transport "${name}" cannot delay messages`,
         ),
       );
     }

@@ -18,6 +18,7 @@ import type { EventBus, PublishReceipt } from "./event_bus.ts";
 
 export type { PublishReceipt };
 import { isTopic, type PayloadOf, type Topic } from "./topic.ts";
+import { checkMaxDelay, type DueTime, dueTime } from "./schedule/_delay.ts";
 
 /** Publish options. */
 export interface PublishOptions {
@@ -38,6 +39,17 @@ export interface PublishOptions {
    * transports reject the option.
    */
   tx?: unknown;
+  /**
+   * Deliver no earlier than this many ms from now. The message is stored at once, then handed
+   * to handlers once it is due (retries, filters and dead letters as usual). At most one of
+   * `delay` and `deliverAt`; at most the transport's `capabilities.maxDelay` ahead.
+   */
+  delay?: number;
+  /**
+   * Deliver no earlier than this time (a `Date` or ms since the epoch); a time already past means
+   * now. At most one of `delay` and `deliverAt`.
+   */
+  deliverAt?: Date | number;
 }
 
 /** The function returned by {@linkcode getPublisher}. */
@@ -185,6 +197,7 @@ export function getPublisher<S extends SchemaLike>(
       );
     }
     let envelope: Envelope;
+    let due: DueTime | undefined;
     try {
       const ctx = tryContext<{ traceId?: string; user?: AuthUser }>();
       const attributes = attributesOf(name, opts.attributes);
@@ -211,8 +224,24 @@ export function getPublisher<S extends SchemaLike>(
       if (dedupeKey !== undefined) envelope.dedupeKey = dedupeKey;
       if (t.channel !== undefined) envelope.channel = t.channel;
       if (t.version !== undefined) envelope.version = t.version;
+      if (opts.delay !== undefined || opts.deliverAt !== undefined) {
+        due = dueTime(name, opts.delay, opts.deliverAt, envelope.publishedAt);
+        if (due !== undefined) {
+          const transport = bus.transportName(name, t.channel);
+          const { capabilities } = bus.transports[transport];
+          checkMaxDelay(name, due, envelope.publishedAt, transport, capabilities);
+        }
+      }
     } catch (err) {
       return Promise.reject(err);
+    }
+    if (due !== undefined) {
+      return bus.publishEnvelope(
+        envelope,
+        opts.tx === undefined
+          ? { deliverAt: due.deliverAt }
+          : { tx: opts.tx, deliverAt: due.deliverAt },
+      );
     }
     return opts.tx === undefined
       ? bus.publishEnvelope(envelope)

@@ -96,6 +96,12 @@ export interface TransportCapabilities {
    * open database transaction (the outbox pattern). Absent means `false`.
    */
   readonly transactional?: boolean;
+  /**
+   * The furthest ahead, in ms, a delayed publish ({@linkcode TransportPublishOptions.deliverAt})
+   * may be due on this transport. Absent: the transport cannot delay messages, and a publish with
+   * `delay` or `deliverAt` throws a `TypeError`.
+   */
+  readonly maxDelay?: number;
 }
 
 /** Per-publish options a transport may support. */
@@ -106,6 +112,12 @@ export interface TransportPublishOptions {
    * Only transports whose `capabilities.transactional` is true accept it.
    */
   readonly tx?: unknown;
+  /**
+   * Deliver no earlier than this time (ms since the epoch; the `delay` and `deliverAt` publish
+   * options). The message is stored at once and handed to subscriptions once it is due; at most
+   * {@linkcode TransportCapabilities.maxDelay} ahead. A time already past means now.
+   */
+  readonly deliverAt?: number;
 }
 
 /** A reliable handler transport. */

@@ -37,7 +37,7 @@ export async function natsBenchTransport(): Promise<(() => Promise<Transport>) |
       name: inner.name,
       capabilities: inner.capabilities,
       deadLetters: inner.deadLetters,
-      publish: (e) => inner.publish(e),
+      publish: (e, o) => inner.publish(e, o),
       subscribe: (spec, listener) => inner.subscribe(spec, listener),
       deadLetter: (e) => inner.deadLetter(e),
       close: async () => {

@@ -104,7 +104,8 @@ class Pacer {
 
 const payloadOf = (i: number) => ({ id: ID, customer: "c", items: i, total: 5 });
 
-async function dropKeys(url: string, pattern: string): Promise<void> {
+/** Deletes the keys matching `pattern` (each run uses fresh keys). */
+export async function dropKeys(url: string, pattern: string): Promise<void> {
   const redis = await openRedis("bench", { url });
   const client = redis.main;
   try {
@@ -152,14 +153,17 @@ const runFw: Run = async (n, concurrency, o) => {
   }
 };
 
+/** BullMQ's connection options for a Redis URL. */
+export function bullConnection(
+  url: string,
+): { host: string; port: number; maxRetriesPerRequest: null } {
+  const u = new URL(url);
+  return { host: u.hostname, port: Number(u.port || 6379), maxRetriesPerRequest: null };
+}
+
 const runBull: Run = async (n, concurrency, o) => {
   const { Queue, Worker } = await import("bullmq");
-  const u = new URL(o.url);
-  const connection = {
-    host: u.hostname,
-    port: Number(u.port || 6379),
-    maxRetriesPerRequest: null,
-  };
+  const connection = bullConnection(o.url);
   const prefix = fresh();
   const pacer = new Pacer(n, o.window);
   const queue = new Queue("bench", { connection, prefix });

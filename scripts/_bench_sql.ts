@@ -98,7 +98,8 @@ function tracker(n: number) {
 
 const schemaName = (tag: string) => `bench_${tag}_${crypto.randomUUID().slice(0, 8)}`;
 
-async function dropSchema(url: string, schema: string): Promise<void> {
+/** Drops a schema with everything in it (each run uses fresh schemas). */
+export async function dropSchema(url: string, schema: string): Promise<void> {
   const { openSql } = await import("../events/_postgres.ts");
   const c = await openSql("bench", { url }, { max: 1 });
   await c.sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

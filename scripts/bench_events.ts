@@ -35,6 +35,14 @@
  * `sql`: fw's PostgreSQL transport beside pg-boss on the same database, in a table of its own
  * (`_bench_sql.ts`; `--sql-messages` 20,000, `--sql-rounds` 2, `--boss-notify`).
  *
+ * `delayed` (`_bench_delayed.ts`): 100,000 delayed messages due within one second on Redis beside
+ * BullMQ delayed jobs and on PostgreSQL beside pg-boss `startAfter` (throughput after the due time,
+ * lateness), and 10,000 spread over 10 s on every transport (lateness against its target, beside
+ * Deno KV's own delayed enqueue).
+ * `--delayed` runs only these rows (the quick rerun); `--delayed-burst <n>`, `--delayed-spread
+ * <n>`, `--delayed-lead <ms>`, `--delayed-rounds <n>`, `--delayed-systems
+ * redis,bullmq,sql,pg-boss,memory,nats,denokv`, `--delayed-part burst|spread`.
+ *
  * @module
  */
 
@@ -53,7 +61,9 @@ const NATS_MESSAGES = Number(args["nats-messages"] ?? 10_000);
 const ROUNDS = Number(args.rounds ?? 3);
 const WINDOW = Number(args.window ?? 1000);
 // `--traced`: the memory broker untraced and traced only, for a quick rerun of the tracing cost.
-const only = args.only
+const only = "delayed" in args
+  ? new Set(["delayed"])
+  : args.only
   ? new Set(String(args.only).split(","))
   : Deno.args.includes("--traced")
   ? new Set(["memory", "memory-traced", "memory+sdk"])
@@ -239,7 +249,7 @@ if (!only || only.has("nats")) {
 
 const best = new Map<string, Result>();
 const rates = new Map<string, number[]>();
-for (let round = 1; round <= ROUNDS; round++) {
+for (let round = 1; round <= (systems.length ? ROUNDS : 0); round++) {
   for (const concurrency of [1, 100]) {
     for (const [name, n, run] of round % 2 ? systems : [...systems].reverse()) {
       const r = await run(concurrency, n);
@@ -255,8 +265,8 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 
 const fmt = (x: number) => Math.round(x).toLocaleString("en");
-console.log("\nsystem    concurrency   messages/s   p50 ms   p99 ms   vs bare");
-for (const concurrency of [1, 100]) {
+if (systems.length) console.log("\nsystem    concurrency   messages/s   p50 ms   p99 ms   vs bare");
+for (const concurrency of systems.length ? [1, 100] : []) {
   const bare = best.get(`bare@${concurrency}`);
   for (const [name, n] of systems) {
     const r = best.get(`${name}@${concurrency}`)!;
@@ -323,5 +333,23 @@ if (!only || only.has("sql")) {
     messages: args["sql-messages"] ? Number(args["sql-messages"]) : undefined,
     rounds: args["sql-rounds"] ? Number(args["sql-rounds"]) : undefined,
     bossNotify: "boss-notify" in args,
+  });
+}
+
+if (!only || only.has("delayed")) {
+  const { benchDelayed } = await import("./_bench_delayed.ts");
+  await benchDelayed({
+    redisUrl: String(args["redis-url"] ?? "redis://127.0.0.1:6379"),
+    sqlUrl: Deno.env.get("FW_TEST_POSTGRES_URL") ?? "postgres://root@127.0.0.1:5432/test",
+    burst: Number(args["delayed-burst"] ?? 100_000),
+    burstLeadMs: Number(args["delayed-lead"] ?? 5_000),
+    spread: Number(args["delayed-spread"] ?? 10_000),
+    rounds: Number(args["delayed-rounds"] ?? 2),
+    ...(args["delayed-part"] === "burst" || args["delayed-part"] === "spread"
+      ? { part: args["delayed-part"] as "burst" | "spread" }
+      : {}),
+    ...(args["delayed-systems"]
+      ? { systems: new Set(String(args["delayed-systems"]).split(",")) }
+      : {}),
   });
 }

@@ -95,7 +95,12 @@ class Run {
   constructor(readonly base: URL, readonly timeoutMs: number) {
     const trace = [...crypto.getRandomValues(new Uint8Array(16))]
       .map((b) => b.toString(16).padStart(2, "0")).join("");
-    this.vars = { run: `conf-${Date.now().toString(36)}-${trace.slice(0, 6)}`, trace };
+    this.vars = {
+      run: `conf-${Date.now().toString(36)}-${trace.slice(0, 6)}`,
+      trace,
+      // A due time no step outlives: a delayed message must not show up during the run.
+      later: Date.now() + 10 * 60_000,
+    };
   }
 
   endpoint(name: "publish" | "websocket" | "sse"): string {
@@ -337,14 +342,13 @@ export async function runEventServerConformance(
   for (const step of manifest.steps as Json[]) {
     const started = performance.now();
     let result: ConformanceStepResult;
-    if (step.requires === "resume" && run.discovery?.features?.resume === false) {
-      result = {
-        id: step.id,
-        title: step.title,
-        status: "skip",
-        message: "the server does not resume",
-        ms: 0,
-      };
+    const lacks = (step.requires === "resume" && run.discovery?.features?.resume === false)
+      ? "the server does not resume"
+      : (step.requires === "delayedPublish" && run.discovery?.features?.delayedPublish !== true)
+      ? "the server does not delay publishes"
+      : undefined;
+    if (lacks !== undefined) {
+      result = { id: step.id, title: step.title, status: "skip", message: lacks, ms: 0 };
     } else {
       try {
         if (step.http) await run.http(step);

@@ -242,6 +242,11 @@ export interface PublishRequest {
   readonly key?: string;
   /** Topic contract version; must equal the topic's version when it declares one. */
   readonly version?: string;
+  /**
+   * Deliver no earlier than this time (ms since the epoch); a time already past means now. Only
+   * for servers whose discovery document sets `features.delayedPublish`.
+   */
+  readonly deliverAt?: number;
 }
 
 /** Body of a 200 answer to a publish. */
@@ -252,12 +257,17 @@ export interface PublishResponse {
   readonly id: string;
   /** The topic name. */
   readonly topic: string;
-  /** The stream id subscribers see. */
-  readonly streamId: string;
+  /**
+   * The stream id subscribers see; absent for a message accepted with a future `deliverAt`,
+   * which gets its stream id when it is due.
+   */
+  readonly streamId?: string;
   /** The trace id the message carries (from `traceparent` when given). */
   readonly traceId: string;
   /** True when this repeats the answer to an earlier identical publish. */
   readonly duplicate: boolean;
+  /** The due time of a message accepted with a future `deliverAt` (instead of `streamId`). */
+  readonly deliverAt?: number;
 }
 
 /** Body of every non-2xx answer of the server's HTTP endpoints. */
@@ -311,6 +321,8 @@ export interface DiscoveryDocument {
     readonly traceContext: boolean;
     readonly bearerAuth: boolean;
     readonly helloToken: boolean;
+    /** Publish requests may carry `deliverAt` (absent: `false`). */
+    readonly delayedPublish?: boolean;
   };
   /** Limits a client must respect. */
   readonly limits: {

@@ -8,6 +8,7 @@
 
 import type { AuthUser, Clock, Logger, TimerHandle } from "@fw/runtime";
 import type { RealtimeBroker } from "../realtime/realtime.ts";
+import { DelayedRealtime } from "./_delayed.ts";
 import type { Topic } from "../topic.ts";
 import type { EventBus } from "../event_bus.ts";
 import type { DiscoveryDocument } from "../protocol/frames.ts";
@@ -44,6 +45,7 @@ export class ServerCore {
   stopping = false;
   #timer: TimerHandle | undefined;
   #connections = 0;
+  #delayed: DelayedRealtime | undefined;
 
   constructor(
     readonly topics: ReadonlyMap<string, Topic>,
@@ -56,6 +58,11 @@ export class ServerCore {
     /** The bus of the server's own application when forwarding to its handlers is on. */
     readonly handlersBus: () => EventBus | undefined,
   ) {}
+
+  /** Delayed publishes held for the realtime subscribers (`_delayed.ts`). */
+  get delayed(): DelayedRealtime {
+    return this.#delayed ??= new DelayedRealtime(this.realtime, this.clock, this.logger);
+  }
 
   /** A new connection id. */
   connectionId(): string {
@@ -111,6 +118,8 @@ export class ServerCore {
     this.stopping = true;
     if (this.#timer !== undefined) this.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#delayed?.close();
+    this.#delayed = undefined;
     await Promise.allSettled([...this.live].map((c) => c.shutdown()));
     this.live.clear();
   }

@@ -17,6 +17,7 @@ import { QueueFullError } from "../transport.ts";
 import type { ServerCore } from "./_core.ts";
 import { httpError, json } from "./_http.ts";
 import { digestOf, type IdempotencyWindow } from "./_idempotency.ts";
+import { EVENT_SERVER_MAX_DELAY_MS } from "./_delayed.ts";
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const AUTH_CLAIMS = ["sub", "email", "azp", "client_id"] as const;
@@ -49,6 +50,30 @@ async function readBody(req: Request, limit: number): Promise<Uint8Array | undef
   if (declared > limit) return undefined;
   const bytes = new Uint8Array(await req.arrayBuffer());
   return bytes.length > limit ? undefined : bytes;
+}
+
+/**
+ * The due time of a request: `undefined` for now (none, or already past), else the time, or why
+ * it cannot be held (too far ahead for the server, or for the transport of the topic's handlers).
+ */
+function dueTime(
+  core: ServerCore,
+  topic: { name: string; channel?: string },
+  request: PublishRequest,
+): number | string | undefined {
+  const at = request.deliverAt;
+  const now = core.clock.now();
+  if (at === undefined || at <= now) return undefined;
+  const bus = core.handlersBus();
+  const handled = bus?.registrations.some((r) => r.definition.topic.name === topic.name);
+  const handlers = handled
+    ? bus!.transports[bus!.transportName(topic.name, topic.channel)]
+    : undefined;
+  const max = Math.min(EVENT_SERVER_MAX_DELAY_MS, handlers?.capabilities.maxDelay ?? Infinity);
+  if (handlers !== undefined && handlers.capabilities.maxDelay === undefined) {
+    return `body.deliverAt cannot be honoured: the transport of topic "${topic.name}" cannot delay messages`;
+  }
+  return at - now > max ? `body.deliverAt must be at most ${max} ms ahead` : at;
 }
 
 /**
@@ -128,6 +153,13 @@ export async function publish(
       named,
     );
   }
+  const due = dueTime(core, topic, request);
+  if (typeof due === "string") {
+    return httpError("invalid_request", due, {
+      ...named,
+      errors: [{ field: "body.deliverAt", message: due }],
+    });
+  }
   const checked = topic.validate(request.payload);
   if (!checked.ok) {
     return httpError(
@@ -184,18 +216,18 @@ export async function publish(
         ...(topic.channel !== undefined ? { channel: topic.channel } : {}),
         ...(topic.version !== undefined ? { version: topic.version } : {}),
       };
-      await bus.publishEnvelope(envelope);
+      await bus.publishEnvelope(envelope, due === undefined ? undefined : { deliverAt: due });
       handedOff = true;
     }
-    const message = await core.realtime.publish(topic.name, checked.value);
-    const response: PublishResponse = {
-      outcome: "accepted",
-      id: request.id,
-      topic: topic.name,
-      streamId: message.id,
-      traceId,
-      duplicate: false,
-    };
+    const base = { outcome: "accepted", id: request.id, topic: topic.name } as const;
+    let response: PublishResponse;
+    if (due !== undefined) {
+      core.delayed.hold(due, topic.name, checked.value, request.id);
+      response = { ...base, traceId, duplicate: false, deliverAt: due };
+    } else {
+      const message = await core.realtime.publish(topic.name, checked.value);
+      response = { ...base, streamId: message.id, traceId, duplicate: false };
+    }
     window.complete(request.id, response);
     return json(200, response);
   } catch (error) {

@@ -252,6 +252,7 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
           traceContext: true,
           bearerAuth: true,
           helloToken: options.verifyToken !== undefined,
+          delayedPublish: true,
         },
         limits: {
           maxFrameBytes: limits.maxFrameBytes,

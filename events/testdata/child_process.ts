@@ -61,6 +61,27 @@ export class JsonLinesProcess<L> {
     await this.exit();
   }
 
+  /**
+   * Waits for a line matching `match`.
+   *
+   * @param match The test.
+   * @param ms How long to wait.
+   * @param what What is awaited, for the failure message.
+   * @returns The first matching line.
+   * @throws {Error} After `ms`, with the process's stderr.
+   */
+  async next(match: (l: L) => boolean, ms: number, what: string): Promise<L> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const found = this.lines.find(match);
+      if (found) return found;
+      if (Date.now() > end) {
+        throw new Error(`Timed out after ${ms} ms waiting for ${what}; stderr: ${this.stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
   async #read(): Promise<void> {
     let buffered = "";
     for await (const chunk of this.child.stdout.pipeThrough(new TextDecoderStream())) {

@@ -8,7 +8,8 @@
  * It drives real handlers through an {@linkcode EventBus}, so it checks the transport and the
  * shared delivery policy together: publish/subscribe, groups, competing vs broadcast, retries
  * and dead letters, manual ack, ordering by key where declared, no loss across a subscriber
- * restart, concurrent publishers and malformed envelopes. It uses real time with short back-off
+ * restart, concurrent publishers and malformed envelopes, and delayed delivery
+ * (`delay_conformance.ts`). It uses real time with short back-off
  * (`maxBackoff: 20`), so persistent transports whose redelivery is timed by their store pass too.
  *
  * @module
@@ -23,6 +24,7 @@ import { getPublisher } from "../publisher.ts";
 import { deadLetterTopic, topic } from "../topic.ts";
 import { Int, Optional } from "@fw/runtime";
 import type { Transport } from "../transport.ts";
+import { runDelayedDeliveryConformance } from "./delay_conformance.ts";
 
 /** How the suite gets transports. */
 export interface TransportHarness {
@@ -60,6 +62,7 @@ const settle = (ms = 100) => new Promise((r) => setTimeout(r, ms));
 export function runTransportConformance(name: string, harness: TransportHarness): void {
   const wait = harness.timeoutMs ?? 5000;
   let seq = 0;
+  runDelayedDeliveryConformance(name, harness);
 
   function test(what: string, fn: (env: Env) => Promise<void>): void {
     Deno.test({

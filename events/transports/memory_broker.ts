@@ -11,15 +11,22 @@ import { type Clock, type Logger, type Meter, systemClock, type TimerHandle } fr
 import type { Envelope } from "../envelope.ts";
 import { MemoryDeadLetters } from "../dead_letters.ts";
 import { MemoryScheduleStore } from "../schedule/store.ts";
+import { DelayQueue } from "../schedule/_delay_queue.ts";
+import {
+  type DeliveryHooks,
+  type Group,
+  type Instance,
+  MemoryDelivery,
+} from "./_memory_delivery.ts";
 import {
   type Admission,
-  type Delivery,
   type DeliveryListener,
   QueueFullError,
   type Subscription,
   type SubscriptionSpec,
   type Transport,
   type TransportCapabilities,
+  type TransportPublishOptions,
 } from "../transport.ts";
 
 /** Options of {@linkcode MemoryBroker}. */
@@ -40,53 +47,14 @@ export interface MemoryBrokerOptions {
   meter?: Meter;
 }
 
-interface Instance {
-  readonly id: string;
-  readonly listener: DeliveryListener;
-  closed: boolean;
-}
-
-interface Group {
-  readonly name: string;
-  readonly distribution: "competing" | "broadcast";
-  instances: Instance[];
-  next: number;
-  /** Competing messages waiting for an instance: [envelope, attempt]. */
-  pending: Array<[Envelope, number]>;
-}
-
-interface DeliveryHooks {
-  acked(d: MemoryDelivery): void;
-  retried(d: MemoryDelivery, delayMs: number): void;
-}
-
-/** One delivery of the memory broker: ack and retry finish synchronously. */
-class MemoryDelivery implements Delivery {
-  #done = false;
-  constructor(
-    readonly hooks: DeliveryHooks,
-    readonly group: Group,
-    readonly instance: Instance,
-    readonly envelope: Envelope,
-    readonly attempt: number,
-    readonly duplicate: boolean,
-  ) {}
-
-  ack(): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.hooks.acked(this);
-  }
-
-  retry(delayMs: number): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.hooks.retried(this, delayMs);
-  }
-}
-
 const DUPLICATE_RATE = 0.02;
 const DEDUPE_LIMIT = 10_000;
+
+/** How far ahead the memory broker holds a delayed message: 365 days. */
+export const MEMORY_MAX_DELAY_MS = 365 * 24 * 3600 * 1000;
+
+/** Pause before a due message whose every receiving queue was full is offered again. */
+const REFUSED_DUE_WAIT_MS = 50;
 
 /**
  * The in-memory transport with round-robin competing groups, broadcast groups, retries on its
@@ -114,12 +82,16 @@ const DEDUPE_LIMIT = 10_000;
 export class MemoryBroker implements Transport {
   /** `memory`. */
   readonly name: string = "memory";
-  /** In-process, ordered, not persistent; publish learns about full queues. */
+  /**
+   * In-process, ordered, not persistent; publish learns about full queues. Delayed messages wait
+   * in the process (a restart loses them), at most {@linkcode MEMORY_MAX_DELAY_MS} ahead.
+   */
   readonly capabilities: TransportCapabilities = {
     ordering: true,
     persistent: false,
     external: false,
     admission: true,
+    maxDelay: MEMORY_MAX_DELAY_MS,
   };
   /** Dead letters with no `<topic>.dlq` subscriber. */
   readonly deadLetters: MemoryDeadLetters;
@@ -135,6 +107,8 @@ export class MemoryBroker implements Transport {
   readonly #dedupe = new Map<string, number>();
   #closed = false;
   #duplicated = 0;
+  /** Delayed publishes, released to the topic's groups when due. */
+  readonly #delayed: DelayQueue<Envelope>;
 
   /**
    * Creates a broker.
@@ -147,6 +121,7 @@ export class MemoryBroker implements Transport {
     this.#duplicates = options.simulateDuplicates ?? false;
     this.#dedupeWindow = options.dedupeWindowMs ?? 600_000;
     this.#logger = options.logger;
+    this.#delayed = new DelayQueue(this.#clock, (envelope) => this.#due(envelope));
     this.deadLetters = new MemoryDeadLetters({
       limit: options.deadLetterLimit,
       logger: options.logger,
@@ -164,14 +139,22 @@ export class MemoryBroker implements Transport {
     return this.#timers.size;
   }
 
+  /** Delayed publishes not yet due. */
+  get pendingDelayed(): number {
+    return this.#delayed.size;
+  }
+
   /**
-   * Delivers to every group of the topic.
+   * Delivers to every group of the topic; with `options.deliverAt` in the future, keeps the
+   * message in the process until then (the `dedupeKey` is checked now).
    *
    * @throws {QueueFullError} When a group's instances all refused (queue full, overflow `throw`).
    */
-  publish(envelope: Envelope): Promise<void> {
+  publish(envelope: Envelope, options?: TransportPublishOptions): Promise<void> {
     try {
-      this.publishNow(envelope);
+      const at = options?.deliverAt;
+      if (at !== undefined && at > this.#clock.now()) this.#delay(envelope, at);
+      else this.publishNow(envelope);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -201,6 +184,25 @@ export class MemoryBroker implements Transport {
       }
     }
     if (refused) throw new QueueFullError(envelope.topic, refused);
+  }
+
+  #delay(envelope: Envelope, at: number): void {
+    if (this.#closed) {
+      throw new Error(`Cannot publish to topic "${envelope.topic}": the broker is closed`);
+    }
+    if (envelope.dedupeKey !== undefined && this.#seen(envelope)) return;
+    this.#delayed.add(at, envelope);
+  }
+
+  /** A delayed message is due: offered to the groups the topic has now; full ones try again. */
+  #due(envelope: Envelope, only?: readonly Group[]): void {
+    const groups = only ?? this.#groupLists.get(envelope.topic);
+    if (groups === undefined) return;
+    let refused: Group[] | undefined;
+    for (const group of groups) {
+      if (this.#toGroup(group, envelope, 1, false) === "rejected") (refused ??= []).push(group);
+    }
+    if (refused) this.#later(REFUSED_DUE_WAIT_MS, () => this.#due(envelope, refused));
   }
 
   #seen(envelope: Envelope): boolean {
@@ -360,6 +362,12 @@ export class MemoryBroker implements Transport {
   /** Cancels scheduled retries and refuses further publishes. */
   close(): Promise<void> {
     this.#closed = true;
+    if (this.#delayed.size > 0) {
+      this.#logger?.warn("memory broker closed with delayed messages not yet due", {
+        messages: this.#delayed.size,
+      });
+    }
+    this.#delayed.close();
     for (const t of this.#timers) this.#clock.clearTimeout(t);
     if (this.#timers.size > 0) {
       this.#logger?.warn("memory broker closed with scheduled retries", {

@@ -21,6 +21,11 @@ export interface CloudPublishOptions {
    * second publish with the same key within their window, so a retried publish is stored once.
    */
   readonly deduplicationId?: string;
+  /**
+   * Deliver no earlier than this time (ms since the epoch). Only given to clients that declare
+   * a {@linkcode CloudPubSubClient.maxDelay}, and at most that far ahead.
+   */
+  readonly deliverAt?: number;
 }
 
 /** One message handed to a subscription callback. */
@@ -97,6 +102,11 @@ export interface CloudPubSubClient {
    * transport runs no schedules). `natsJetStreamClient()` keeps it in a key-value bucket.
    */
   scheduleStore?(): ScheduleStore;
+  /**
+   * How far ahead, in ms, the client can hold a delayed publish (`deliverAt`). Absent: the engine
+   * cannot delay messages, and a delayed publish on the transport throws a `TypeError`.
+   */
+  readonly maxDelay?: number;
 }
 
 const METHODS = ["publish", "subscribe", "hasSubscriptions", "close"] as const;

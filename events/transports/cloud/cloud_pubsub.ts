@@ -30,6 +30,7 @@ import type {
   SubscriptionSpec,
   Transport,
   TransportCapabilities,
+  TransportPublishOptions,
 } from "../../transport.ts";
 import {
   assertCloudPubSubClient,
@@ -103,13 +104,11 @@ function bodyText(data: Uint8Array): unknown {
 export class CloudPubSubTransport implements Transport {
   /** `cloud`. */
   readonly name: string = "cloud";
-  /** Persistent and external; no per-key ordering promise; no admission at publish. */
-  readonly capabilities: TransportCapabilities = {
-    ordering: false,
-    persistent: true,
-    external: true,
-    admission: false,
-  };
+  /**
+   * Persistent and external; no per-key ordering promise; no admission at publish; delayed
+   * publish as far ahead as the client's `maxDelay` (none when it has none).
+   */
+  readonly capabilities: TransportCapabilities;
   /** Dead letters kept while `<topic>.dlq` has no subscription. */
   readonly deadLetters: MemoryDeadLetters;
 
@@ -143,6 +142,14 @@ export class CloudPubSubTransport implements Transport {
     if (typeof client.scheduleStore === "function") {
       this.scheduleStore = () => client.scheduleStore!();
     }
+    const maxDelay = this.#client.maxDelay;
+    this.capabilities = {
+      ordering: false,
+      persistent: true,
+      external: true,
+      admission: false,
+      ...(typeof maxDelay === "number" && maxDelay > 0 ? { maxDelay } : {}),
+    };
     this.#maxDeliveries = positiveInt("maxDeliveries", options.maxDeliveries, 100, 2);
     this.#refusedDelay = positiveInt("refusedDelayMs", options.refusedDelayMs, 1000, 0);
     this.#closeClient = options.closeClient ?? true;
@@ -156,12 +163,13 @@ export class CloudPubSubTransport implements Transport {
   }
 
   /**
-   * Publishes the envelope to its topic; resolves once the engine stored it.
+   * Publishes the envelope to its topic; resolves once the engine stored it. With
+   * `options.deliverAt` the client holds it until then (clients with a `maxDelay` only).
    *
    * @throws {TypeError} For attributes that are not strings (they travel as message attributes).
    * @throws {Error} When the transport is closed or the engine refuses the publish.
    */
-  async publish(envelope: Envelope): Promise<void> {
+  async publish(envelope: Envelope, options?: TransportPublishOptions): Promise<void> {
     if (this.#closed) {
       throw new Error(`Cannot publish to topic "${envelope.topic}": the transport is closed`);
     }
@@ -177,6 +185,9 @@ export class CloudPubSubTransport implements Transport {
       deduplicationId: envelope.dedupeKey !== undefined
         ? `${envelope.topic}:dedupe:${envelope.dedupeKey}`
         : `${envelope.topic}:${envelope.id}:${envelope.publishedAt}`,
+      ...(options?.deliverAt !== undefined && this.capabilities.maxDelay !== undefined
+        ? { deliverAt: options.deliverAt }
+        : {}),
     });
   }
 

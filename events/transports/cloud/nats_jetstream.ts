@@ -16,6 +16,8 @@
  * - A publish carries `Nats-Msg-Id`, so retrying it through a reconnect stores it once; it keeps
  *   retrying for `publishTimeoutMs` while the server is unreachable.
  * - Attributes travel as headers, keys and values percent-encoded (`encodeURIComponent`).
+ * - A delayed publish waits in a second stream until a mover puts it on the main stream when it
+ *   is due (`_nats_delay.ts`: NAK with delay, since nats-server 2.9 cannot schedule a message).
  *
  * @module
  */
@@ -43,6 +45,7 @@ import type {
 } from "./client.ts";
 import type { ScheduleStore } from "../../schedule/store.ts";
 import { NatsScheduleStore } from "./_schedule_nats.ts";
+import { NATS_MAX_DELAY_MS, NatsDelays } from "./_nats_delay.ts";
 
 /**
  * A connection from `connect()` of npm `@nats-io/transport-node` (or `@nats-io/nats-core`),
@@ -166,6 +169,9 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   #connection?: NatsConnection;
   #lease: ReturnType<typeof setInterval> | undefined;
   #closed = false;
+  readonly #delays: NatsDelays;
+  /** How far ahead a delayed publish may be due: 30 days. */
+  readonly maxDelay: number = NATS_MAX_DELAY_MS;
 
   /**
    * Checks the options; the connection opens on first use.
@@ -220,6 +226,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
       maxAckPending: integer("maxAckPending", options.maxAckPending, 1000),
       publishTimeoutMs: integer("publishTimeoutMs", options.publishTimeoutMs, 30_000, 0),
     };
+    this.#delays = new NatsDelays({ stream: this.#stream, prefix: this.#prefix, ...this.#o });
   }
 
   /** The stream name. */
@@ -310,9 +317,9 @@ export class NatsJetStreamClient implements CloudPubSubClient {
    * @throws {Error} When the server does not store it in time or refuses it.
    */
   async publish(topic: string, data: Uint8Array, options: CloudPublishOptions): Promise<string> {
-    const { js } = await this.#open();
-    const subject = this.subject(topic);
+    const { js, jsm } = await this.#open();
     const h = toHeaders(options.attributes);
+    const subject = await this.#delays.route(jsm, topic, this.subject(topic), h, options.deliverAt);
     const deadline = Date.now() + this.#o.publishTimeoutMs;
     for (let delay = 50;; delay = Math.min(delay * 2, 1000)) {
       try {
@@ -346,6 +353,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     onMessage: (message: CloudMessage) => void,
   ): Promise<CloudSubscription> {
     const { js, jsm } = await this.#open();
+    await this.#delays.start(js, jsm);
     const name = natsConsumerName(options.subscription);
     const subject = this.subject(options.topic);
     const o = this.#o;
@@ -442,9 +450,11 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   /** Removes the stream with every message and consumer (for tests and tear-down). */
   async deleteStream(): Promise<void> {
     const { jsm } = await this.#open();
-    await jsm.streams.delete(this.#stream).catch((err) => {
-      if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
-    });
+    for (const name of [this.#stream, this.#delays.stream]) {
+      await jsm.streams.delete(name).catch((err) => {
+        if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+      });
+    }
   }
 
   /** Stops every subscription and closes the connection when fw opened it. */
@@ -452,6 +462,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([...this.#subs].map((s) => s.close()));
+    await this.#delays.close();
     if (this.#lease !== undefined) clearInterval(this.#lease);
     this.#lease = undefined;
     this.#inflight.clear();

@@ -208,6 +208,13 @@ export class KvDispatcher {
   async #handle(msg: DeliverMessage): Promise<void> {
     const kv = await this.#o.kv();
     if ((await kv.get(keys.moved(msg.prefix, msg.qid))).versionstamp !== null) return;
+    const early = (msg.due ?? 0) - this.#o.clock.now();
+    if (early > 0) {
+      // A delayed publish the queue handed over before its time: queued again for the rest.
+      const next = { ...msg, qid: newQid() };
+      await retryLocked(() => kv.enqueue(next, this.#o.enqueueOptions(next, early)));
+      return;
+    }
     const candidates = this.#candidates(msg);
     if (candidates.length > 0) {
       return this.#offer(msg, candidates, {

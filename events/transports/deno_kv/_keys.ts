@@ -37,6 +37,11 @@ export interface DeliverMessage {
   /** 1-based delivery attempt. */
   readonly attempt: number;
   readonly envelope: Envelope;
+  /**
+   * A delayed publish's due time (ms since the epoch): a message that reaches a listener before
+   * then is queued again for the time left, so none is handed over early.
+   */
+  readonly due?: number;
 }
 
 /** A no-op message that makes the local SQLite queue look at the database again. */

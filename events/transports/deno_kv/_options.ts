@@ -66,7 +66,8 @@ export interface ResolvedOptions {
   readonly meter?: Meter;
 }
 
-const MAX_DELAY_MS = 30 * 24 * 3600_000;
+/** Deno KV's longest `enqueue` delay: 30 days (the longest a delayed publish may wait). */
+export const DENOKV_MAX_DELAY_MS = 30 * 24 * 3600_000;
 
 let databases = 0;
 const handleIds = new WeakMap<Deno.Kv, string>();
@@ -134,7 +135,7 @@ export function resolveOptions(options: DenoKvTransportOptions): ResolvedOptions
     dedupeWindow: integer("dedupeWindowMs", options.dedupeWindowMs, 600_000),
     deadLetterLimit: options.deadLetterLimit,
     enqueueOptions: (m, delay) => ({
-      delay: Math.min(Math.max(0, Math.round(delay)), MAX_DELAY_MS),
+      delay: Math.min(Math.max(0, Math.round(delay)), DENOKV_MAX_DELAY_MS),
       keysIfUndelivered: [keys.undelivered(m.prefix, m.qid)],
       ...(schedule ? { backoffSchedule: [...schedule] } : {}),
     }),

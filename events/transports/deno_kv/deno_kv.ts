@@ -24,10 +24,11 @@ import type {
   SubscriptionSpec,
   Transport,
   TransportCapabilities,
+  TransportPublishOptions,
 } from "../../transport.ts";
 import { type DeliverMessage, type GroupRecord, keys, MARK, newQid } from "./_keys.ts";
 import { KvDispatcher, type LocalInstance } from "./_dispatch.ts";
-import { type ResolvedOptions, resolveOptions } from "./_options.ts";
+import { DENOKV_MAX_DELAY_MS, type ResolvedOptions, resolveOptions } from "./_options.ts";
 import {
   beat,
   liveInstances,
@@ -61,6 +62,7 @@ const RECOVERY_PROBE_MS = 5500;
  *   persistent: false,
  *   external: true,
  *   admission: false,
+ *   maxDelay: 30 * 24 * 3600_000,
  * });
  * await t.close();
  * ```
@@ -98,6 +100,7 @@ export class DenoKvTransport implements Transport {
       persistent: o.path !== ":memory:",
       external: true,
       admission: false,
+      maxDelay: DENOKV_MAX_DELAY_MS,
     };
     const open = () => this.#open();
     this.deadLetters = new DenoKvDeadLetters({
@@ -134,17 +137,21 @@ export class DenoKvTransport implements Transport {
   /**
    * Enqueues the envelope for every subscription group of its topic (a competing group gets one
    * copy, each live instance of a broadcast group one). A repeated `dedupeKey` within the window
-   * is dropped. Topics with no group get nothing, as on the other transports.
+   * is dropped. Topics with no group get nothing, as on the other transports. With
+   * `options.deliverAt` in the future each copy is enqueued with Deno KV's `delay` (at most 30
+   * days), carrying its due time so that none is handed over early.
    *
    * @throws {Error} When the transport is closed or Deno KV refuses the write (for example a
    *   message over 64 KiB).
    */
-  async publish(envelope: Envelope): Promise<void> {
+  async publish(envelope: Envelope, options?: TransportPublishOptions): Promise<void> {
     if (this.#closed) {
       throw new Error(`Cannot publish to topic "${envelope.topic}": the transport is closed`);
     }
     const kv = await this.#open();
-    const messages = await this.#fanOut(kv, envelope);
+    const at = options?.deliverAt;
+    const delay = at === undefined ? 0 : Math.max(0, at - this.#clock.now());
+    const messages = await this.#fanOut(kv, envelope, delay > 0 ? at : undefined);
     const dedupe = typeof envelope.dedupeKey === "string"
       ? keys.dedupe(this.#prefix, envelope.topic, envelope.dedupeKey)
       : undefined;
@@ -156,7 +163,9 @@ export class DenoKvTransport implements Transport {
           op.check({ key: dedupe, versionstamp: null })
             .set(dedupe, true, { expireIn: this.#o.dedupeWindow });
         }
-        for (const m of messages.slice(i, i + CHUNK)) op.enqueue(m, this.#o.enqueueOptions(m, 0));
+        for (const m of messages.slice(i, i + CHUNK)) {
+          op.enqueue(m, this.#o.enqueueOptions(m, delay));
+        }
         return op.commit();
       };
       let ok: boolean;
@@ -172,7 +181,7 @@ export class DenoKvTransport implements Transport {
     }
   }
 
-  async #fanOut(kv: Deno.Kv, envelope: Envelope): Promise<DeliverMessage[]> {
+  async #fanOut(kv: Deno.Kv, envelope: Envelope, due?: number): Promise<DeliverMessage[]> {
     const p = this.#prefix;
     const topic = envelope.topic;
     const now = this.#clock.now();
@@ -180,6 +189,7 @@ export class DenoKvTransport implements Transport {
     for await (const g of kv.list<GroupRecord>({ prefix: keys.groups(p, topic) })) {
       const group = g.key[3] as string;
       const base = { mark: MARK, kind: "deliver", prefix: p, topic, group, attempt: 1 };
+      if (due !== undefined) Object.assign(base, { due });
       if (g.value.distribution !== "broadcast") {
         out.push({ ...base, qid: newQid(), envelope } as DeliverMessage);
         continue;

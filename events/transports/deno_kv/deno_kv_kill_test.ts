@@ -30,19 +30,6 @@ class Consumer extends JsonLinesProcess<Line> {
   constructor(path: string, mode: "hang" | "handle") {
     super(["--unstable-kv", "--config", config, fixture, path, mode]);
   }
-
-  /** Waits for a line matching `match`, failing after `ms` with the process's stderr. */
-  async next(match: (l: Line) => boolean, ms: number, what: string): Promise<Line> {
-    const end = Date.now() + ms;
-    for (;;) {
-      const found = this.lines.find(match);
-      if (found) return found;
-      if (Date.now() > end) {
-        throw new Error(`Timed out after ${ms} ms waiting for ${what}; stderr: ${this.stderr}`);
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  }
 }
 
 Deno.test("denoKvTransport delivers a message after its consumer process was killed mid-delivery", async () => {

@@ -19,8 +19,10 @@ import type {
   SubscriptionSpec,
   Transport,
   TransportCapabilities,
+  TransportPublishOptions,
 } from "../../transport.ts";
 import { EventServerPublishError, outcomeOf } from "./errors.ts";
+import { EVENT_SERVER_MAX_DELAY_MS } from "../../server/_delayed.ts";
 
 /** Options of {@linkcode eventServerTransport}. */
 export interface EventServerTransportOptions {
@@ -82,7 +84,7 @@ function hex(bytes: number): string {
 }
 
 /** The request body of an envelope; computed once so every retry sends the same bytes. */
-function bodyOf(e: Envelope): string {
+function bodyOf(e: Envelope, deliverAt?: number): string {
   const attributes: Record<string, string> = {};
   for (const [k, v] of Object.entries(e.attributes)) if (!k.startsWith("auth.")) attributes[k] = v;
   return JSON.stringify({
@@ -92,6 +94,7 @@ function bodyOf(e: Envelope): string {
     ...(Object.keys(attributes).length ? { attributes } : {}),
     ...(e.key !== undefined ? { key: e.key } : {}),
     version: e.version,
+    ...(deliverAt !== undefined ? { deliverAt: Math.ceil(deliverAt) } : {}),
   });
 }
 
@@ -156,6 +159,7 @@ export function eventServerTransport(options: EventServerTransportOptions): Even
   const random = options.random ?? Math.random;
   const contract = options.contractVersion;
   let publishUrl: string | undefined;
+  let delays = false;
   let readying: Promise<void> | undefined;
 
   async function check(): Promise<void> {
@@ -179,6 +183,7 @@ export function eventServerTransport(options: EventServerTransportOptions): Even
       );
     }
     publishUrl = `${origin}${doc.endpoints.publish}`;
+    delays = doc.features?.delayedPublish === true;
   }
 
   function ready(): Promise<void> {
@@ -189,7 +194,10 @@ export function eventServerTransport(options: EventServerTransportOptions): Even
     return readying;
   }
 
-  async function publish(envelope: Envelope): Promise<void> {
+  async function publish(
+    envelope: Envelope,
+    publishOptions?: TransportPublishOptions,
+  ): Promise<void> {
     if (typeof envelope.version !== "string" || !envelope.version) {
       throw new TypeError(
         `Cannot publish topic "${envelope.topic}" through the Event Server: managed topics need a version (topic("${envelope.topic}", schema, { version: "${contract}" }))`,
@@ -203,7 +211,13 @@ export function eventServerTransport(options: EventServerTransportOptions): Even
       );
     }
     await ready();
-    const body = bodyOf(envelope);
+    const at = publishOptions?.deliverAt;
+    if (at !== undefined && !delays) {
+      throw new TypeError(
+        `Invalid publish option "deliverAt" for topic "${envelope.topic}": the Event Server at "${origin}" does not delay publishes`,
+      );
+    }
+    const body = bodyOf(envelope, at);
     // The publish span's context when tracing is on (the server's handlers continue it), else
     // the message's trace id under a fresh parent id.
     const traceparent = envelope.traceparent ?? `00-${envelope.traceId}-${hex(8)}-01`;
@@ -272,6 +286,8 @@ export function eventServerTransport(options: EventServerTransportOptions): Even
     persistent: true,
     external: true,
     admission: false,
+    // The server holds a delayed message (its handlers' transport may allow less: it says so).
+    maxDelay: EVENT_SERVER_MAX_DELAY_MS,
   };
   return {
     name: "eventserver",

@@ -18,7 +18,9 @@ import {
   type SubscriptionSpec,
   type Transport,
   type TransportCapabilities,
+  type TransportPublishOptions,
 } from "../../transport.ts";
+import { MEMORY_MAX_DELAY_MS } from "../memory_broker.ts";
 
 /** Options of {@linkcode httpBrokerTransport}. */
 export interface HttpBrokerOptions {
@@ -38,6 +40,8 @@ class HttpBrokerTransport implements Transport {
     persistent: false,
     external: true,
     admission: false,
+    // Delayed messages wait in the broker's process, on its memory broker.
+    maxDelay: MEMORY_MAX_DELAY_MS,
   };
   readonly deadLetters: DeadLetterStore;
   readonly #base: string;
@@ -83,7 +87,7 @@ class HttpBrokerTransport implements Transport {
     try {
       message = JSON.parse(text).message ?? text;
     } catch { /* not JSON */ }
-    if (res.status === 503 && path === "/publish") {
+    if (res.status === 503 && path.startsWith("/publish")) {
       const topic = (body as Envelope).topic;
       const err = new QueueFullError(topic, []);
       err.message = message;
@@ -94,8 +98,9 @@ class HttpBrokerTransport implements Transport {
     );
   }
 
-  async publish(envelope: Envelope): Promise<void> {
-    await this.#call("POST", "/publish", envelope);
+  async publish(envelope: Envelope, options?: TransportPublishOptions): Promise<void> {
+    const at = options?.deliverAt;
+    await this.#call("POST", at === undefined ? "/publish" : `/publish?deliverAt=${at}`, envelope);
   }
 
   async deadLetter(envelope: Envelope): Promise<void> {

@@ -10,7 +10,7 @@
  * | Method and path | Meaning |
  * |---|---|
  * | `GET /health` | `{ "broker": "fw-local", "protocol": 1 }` |
- * | `POST /publish` | body: an envelope; 202, 400 for a malformed envelope, 503 when a queue is full |
+ * | `POST /publish?deliverAt=` | body: an envelope; `deliverAt` (optional, ms since the epoch): held in the broker's process until then; 202, 400 for a malformed envelope or `deliverAt`, 503 when a queue is full |
  * | `POST /dead-letter` | body: a `<topic>.dlq` envelope; 202 |
  * | `GET /dead-letters?topic=` | kept dead letters |
  * | `POST /dead-letters/take` | body `{ "ids": [...] }`: removes and returns them |
@@ -116,8 +116,13 @@ export function serveLocalBroker(
           const problem = envelopeProblem(envelope);
           if (problem) return error(400, `Invalid envelope: ${problem}`);
           const env = envelope as Parameters<MemoryBroker["publish"]>[0];
-          if (url.pathname === "/publish") await broker.publish(env);
-          else await broker.deadLetter(env);
+          const at = url.searchParams.get("deliverAt");
+          if (at !== null && !(Number(at) >= 0)) {
+            return error(400, `Invalid query parameter "deliverAt": expected ms since the epoch`);
+          }
+          if (url.pathname === "/publish") {
+            await broker.publish(env, at === null ? undefined : { deliverAt: Number(at) });
+          } else await broker.deadLetter(env);
           return json(202, { id: env.id });
         }
         case "GET /dead-letters": {

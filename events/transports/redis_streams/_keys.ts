@@ -9,6 +9,7 @@
  * | `P<topic>` | stream | the topic's messages (field `e`: the JSON envelope) |
  * | `P<topic>:retries:<group>` | stream | retries that fell due, for one Redis group (fields `e`, `a`) |
  * | `P<topic>:delayed:<group>` | sorted set | retries waiting, score = due time (ms) |
+ * | `P<topic>:scheduled` | sorted set | delayed publishes waiting, score = due time (ms) |
  * | `P<topic>:dedupe:<dedupeKey>` | string | a `dedupeKey` seen within the window (`PX`) |
  * | `P:instances` | sorted set | live instances, score = heartbeat expiry (ms) |
  * | `P:dead-letters` | stream | dead letters nobody subscribes to (bounded) |
@@ -32,6 +33,8 @@ export const keys = {
   /** Delayed-retry sorted set of one Redis group. */
   delayed: (p: string, topic: string, redisGroup: string): string =>
     `${p}${topic}:delayed:${redisGroup}`,
+  /** Delayed publishes of the topic (`_scheduled.ts`). */
+  scheduled: (p: string, topic: string): string => `${p}${topic}:scheduled`,
   /** Dedupe marker. */
   dedupe: (p: string, topic: string, dedupeKey: string): string =>
     `${p}${topic}:dedupe:${dedupeKey}`,

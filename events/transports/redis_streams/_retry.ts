@@ -15,7 +15,7 @@
 
 import type { Clock, Logger, TimerHandle } from "@fw/runtime";
 import type { RedisClient } from "../../_redis.ts";
-import { MOVE_DUE } from "./_scripts.ts";
+import { MOVE_DUE, type Script } from "./_scripts.ts";
 
 /** What a mover needs. */
 export interface RetryMoverOptions {
@@ -28,6 +28,8 @@ export interface RetryMoverOptions {
   /** Longest wait between two looks, in ms. */
   readonly poll: number;
   readonly logger?: Logger;
+  /** The move script (default `MOVE_DUE`; delayed publishes use `MOVE_SCHEDULED`). */
+  readonly script?: Script;
 }
 
 /** Most retries moved per script call. */
@@ -94,7 +96,7 @@ export class RetryMover {
   async #move(): Promise<number | undefined> {
     const o = this.#o;
     for (;;) {
-      const [moved, next] = await MOVE_DUE.run(o.main, [o.delayed, o.retries], [
+      const [moved, next] = await (o.script ?? MOVE_DUE).run(o.main, [o.delayed, o.retries], [
         String(o.clock.now()),
         String(MOVE_LIMIT),
       ]) as [number, string];

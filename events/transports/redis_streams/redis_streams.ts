@@ -13,6 +13,8 @@
  *   (`_retry.ts`) on the consumer's back-off, and takes over entries a dead consumer held with
  *   `XAUTOCLAIM`.
  * - Dead letters with no `<topic>.dlq` group are kept in Redis ({@linkcode RedisDeadLetters}).
+ * - A delayed publish waits in the topic's scheduled set until a subscribing process moves it onto
+ *   the stream (`_scheduled.ts`).
  *
  * @module
  */
@@ -32,6 +34,7 @@ import type {
   SubscriptionSpec,
   Transport,
   TransportCapabilities,
+  TransportPublishOptions,
 } from "../../transport.ts";
 import { Deadlines, settleBy } from "./_deadline.ts";
 import { instanceMember, keys, redisGroup } from "./_keys.ts";
@@ -44,6 +47,7 @@ import {
 import { Reader } from "./_reader.ts";
 import { beat, reap, reapMember, trimStream } from "./_registry.ts";
 import { PUBLISH, PUBLISH_MANY } from "./_scripts.ts";
+import { REDIS_MAX_DELAY_MS, ScheduledMovers } from "./_scheduled.ts";
 import { RedisDeadLetters } from "./dead_letters.ts";
 import { RedisScheduleStore } from "./_schedule.ts";
 import type { ScheduleStore } from "../../schedule/store.ts";
@@ -77,6 +81,7 @@ interface Local {
  *   persistent: true,
  *   external: true,
  *   admission: false,
+ *   maxDelay: 365 * 24 * 3600 * 1000,
  * });
  * await t.close();
  * ```
@@ -84,12 +89,13 @@ interface Local {
 export class KvStreamTransport implements Transport {
   /** `redis`. */
   readonly name: string = "redis";
-  /** Unordered, persistent, external, no admission at publish. */
+  /** Unordered, persistent, external, no admission at publish; delays up to 365 days. */
   readonly capabilities: TransportCapabilities = {
     ordering: false,
     persistent: true,
     external: true,
     admission: false,
+    maxDelay: REDIS_MAX_DELAY_MS,
   };
   /** Dead letters kept in Redis. */
   readonly deadLetters: RedisDeadLetters;
@@ -100,6 +106,7 @@ export class KvStreamTransport implements Transport {
   readonly #left = new Set<string>();
   readonly #deadlines: Deadlines;
   readonly #batches = new Map<string, { bodies: string[]; done: Promise<void> }>();
+  readonly #scheduled: ScheduledMovers;
   #connecting: Promise<RedisConnections> | undefined;
   #main: RedisClient | undefined;
   #heartbeat: TimerHandle | undefined;
@@ -115,6 +122,13 @@ export class KvStreamTransport implements Transport {
     const o = this.#o = resolveOptions(options);
     this.#where = o.url !== undefined ? redactRedisUrl(o.url) : "the given client";
     this.#deadlines = new Deadlines(o.publishTimeout);
+    this.#scheduled = new ScheduledMovers({
+      prefix: o.prefix,
+      clock: o.clock,
+      poll: o.retryPoll,
+      dedupeWindow: o.dedupeWindow,
+      logger: o.logger,
+    });
     this.deadLetters = new RedisDeadLetters({
       redis: () => this.#connect().then((c) => c.main),
       prefix: o.prefix,
@@ -152,12 +166,13 @@ export class KvStreamTransport implements Transport {
   /**
    * Appends the envelope to its topic's stream, unless the topic has no stream yet (no group ever
    * subscribed) or its `dedupeKey` was seen within the window. Publishes made in the same turn of
-   * the event loop are sent together (one script call per topic).
+   * the event loop are sent together (one script call per topic). With `options.deliverAt` in the
+   * future the envelope waits in the topic's scheduled set until then.
    *
    * @throws {Error} When the transport is closed, Redis refuses the command, or no reply came
    *   within `publishTimeoutMs` (Redis unreachable).
    */
-  publish(envelope: Envelope): Promise<void> {
+  publish(envelope: Envelope, options?: TransportPublishOptions): Promise<void> {
     if (this.#closed) {
       return Promise.reject(
         new Error(`Cannot publish to topic "${envelope.topic}": the transport is closed`),
@@ -167,7 +182,11 @@ export class KvStreamTransport implements Transport {
     const topic = envelope.topic;
     if (!main) {
       // The first publish opens the connection; the bound counts from the call.
-      return this.#bounded(topic, this.#connect()).then(() => this.publish(envelope));
+      return this.#bounded(topic, this.#connect()).then(() => this.publish(envelope, options));
+    }
+    const at = options?.deliverAt;
+    if (at !== undefined && at > this.#o.clock.now()) {
+      return this.#bounded(topic, this.#scheduled.publish(main, envelope, at));
     }
     const k = envelope.dedupeKey;
     if (typeof k === "string") {
@@ -268,6 +287,7 @@ export class KvStreamTransport implements Transport {
       );
     }
     this.#locals.add(local);
+    this.#scheduled.watch(connections.main, spec.topic);
     reader.start();
     this.#startHeartbeat();
     return { close: () => this.#leave(local) };
@@ -362,6 +382,7 @@ export class KvStreamTransport implements Transport {
     const o = this.#o;
     if (this.#heartbeat !== undefined) o.clock.clearTimeout(this.#heartbeat);
     this.#heartbeat = undefined;
+    this.#scheduled.stop();
     const end = performance.now() + o.publishTimeout;
     const locals = [...this.#locals];
     this.#locals.clear();

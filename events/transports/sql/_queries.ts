@@ -21,6 +21,14 @@ export interface SqlQueries {
   readonly publishDedupe: string;
   /** As `publishTx`, plus `$5` dedupe key and `$6` window in ms. */
   readonly publishDedupeTx: string;
+  /** Delayed publishes (`_delayed.ts`): as `publish`, plus `$3` due time in ms since the epoch. */
+  readonly publishAt: string;
+  /** As `publishTx`, plus `$5` due time. */
+  readonly publishAtTx: string;
+  /** As `publishDedupe`, plus `$5` due time. */
+  readonly publishAtDedupe: string;
+  /** As `publishDedupeTx`, plus `$7` due time. */
+  readonly publishAtDedupeTx: string;
   /**
    * `$1` topic, `$2` group, `$3` instance (`''` for competing), `$4` owner, `$5` visibility ms,
    * `$6` limit. Returns `id, attempt, envelope`.
@@ -57,7 +65,7 @@ const MS = "* interval '1 millisecond'";
  * @returns The statements.
  */
 export function sqlQueries(n: SqlNames): SqlQueries {
-  const fanOut = (guard: string, notify: boolean) => `
+  const fanOut = (guard: string, notify: boolean, at = "") => `
 targets AS (
   SELECT g.grp, coalesce(i.instance, '') AS instance
   FROM ${n.groups} g
@@ -65,8 +73,10 @@ targets AS (
     AND i.grp = g.grp AND i.expires_at > now()
   WHERE g.topic = $1 AND (g.distribution = 'competing' OR i.instance IS NOT NULL)${guard}
 ), inserted AS (
-  INSERT INTO ${n.queue} (topic, grp, instance, envelope)
-  SELECT $1, grp, instance, $2::text::json FROM targets
+  INSERT INTO ${n.queue} (topic, grp, instance, envelope${at && ", available_at"})
+  SELECT $1, grp, instance, $2::text::json${
+    at && `, to_timestamp(${at}::float8 / 1000)`
+  } FROM targets
   RETURNING 1
 )
 SELECT ${
@@ -86,6 +96,14 @@ SELECT ${
     publishDedupe: `WITH ${seen("$3", "$4")}, ${fanOut(" AND EXISTS (SELECT 1 FROM seen)", false)}`,
     publishDedupeTx: `WITH ${seen("$5", "$6")}, ${
       fanOut(" AND EXISTS (SELECT 1 FROM seen)", true)
+    }`,
+    publishAt: `WITH ${fanOut("", false, "$3")}`,
+    publishAtTx: `WITH ${fanOut("", true, "$5")}`,
+    publishAtDedupe: `WITH ${seen("$3", "$4")}, ${
+      fanOut(" AND EXISTS (SELECT 1 FROM seen)", false, "$5")
+    }`,
+    publishAtDedupeTx: `WITH ${seen("$5", "$6")}, ${
+      fanOut(" AND EXISTS (SELECT 1 FROM seen)", true, "$7")
     }`,
     claim: `UPDATE ${n.queue} AS q
 SET claimed_by = $4, claims = q.claims + 1, available_at = now() + $5::int ${MS}

@@ -43,6 +43,7 @@ import { SqlDeadLetters } from "./dead_letters.ts";
 import { WakeNotifier } from "./_wake.ts";
 import { SqlScheduleStore } from "./_schedule.ts";
 import type { ScheduleStore } from "../../schedule/store.ts";
+import { delayedWake, nextDueSql, parseWake, SQL_MAX_DELAY_MS, wakeAtNextDue } from "./_delayed.ts";
 
 export type { SqlTransportOptions } from "./_options.ts";
 
@@ -77,6 +78,7 @@ export class SqlTransport implements Transport {
     external: true,
     admission: false,
     transactional: true,
+    maxDelay: SQL_MAX_DELAY_MS,
   };
   /** Dead letters kept in the `dead_letters` table (bounded per topic). */
   readonly deadLetters: DeadLetterStore;
@@ -134,7 +136,8 @@ export class SqlTransport implements Transport {
    * the `tx` of postgres.js `sql.begin`), the rows are written in that transaction.
    *
    * @param envelope The envelope.
-   * @param options `tx`: an open transaction to write in.
+   * @param options `tx`: an open transaction to write in; `deliverAt`: the rows become
+   *   claimable then (their `available_at`), and the wake-up names that time.
    * @throws {Error} When the transport is closed or the database refuses the write.
    */
   async publish(envelope: Envelope, options?: TransportPublishOptions): Promise<void> {
@@ -155,24 +158,30 @@ export class SqlTransport implements Transport {
     const body = JSON.stringify(envelope);
     const dedupe = envelope.dedupeKey;
     const q = this.#queries;
-    const wake = topic.length <= WAKE_TOPIC_MAX ? topic : "";
+    const at = options?.deliverAt;
+    const later = at !== undefined && at > this.#o.clock.now();
+    let wake = topic.length <= WAKE_TOPIC_MAX ? topic : "";
+    if (later) wake = delayedWake(wake, at);
+    const deduped = typeof dedupe === "string";
     try {
       if (tx !== undefined) {
         // In the caller's transaction: the NOTIFY is sent when (and only if) it commits.
         const params: unknown[] = [topic, body, this.#names.channel, wake];
-        if (typeof dedupe === "string") params.push(dedupe, this.#o.dedupeWindow);
-        await tx.unsafe(typeof dedupe === "string" ? q.publishDedupeTx : q.publishTx, params, {
-          prepare: true,
-        });
+        if (deduped) params.push(dedupe, this.#o.dedupeWindow);
+        if (later) params.push(at);
+        const text = later
+          ? (deduped ? q.publishAtDedupeTx : q.publishAtTx)
+          : (deduped ? q.publishDedupeTx : q.publishTx);
+        await tx.unsafe(text, params, { prepare: true });
         return;
       }
-      const rows = typeof dedupe === "string"
-        ? await conn.sql.unsafe(
-          q.publishDedupe,
-          [topic, body, dedupe, this.#o.dedupeWindow],
-          { prepare: true },
-        )
-        : await conn.sql.unsafe(q.publish, [topic, body], { prepare: true });
+      const params: unknown[] = [topic, body];
+      if (deduped) params.push(dedupe, this.#o.dedupeWindow);
+      if (later) params.push(at);
+      const text = later
+        ? (deduped ? q.publishAtDedupe : q.publishAt)
+        : (deduped ? q.publishDedupe : q.publish);
+      const rows = await conn.sql.unsafe(text, params, { prepare: true });
       if (rows.length > 0) this.#notifier(conn).wake(wake);
     } catch (err) {
       throw new Error(
@@ -218,6 +227,11 @@ export class SqlTransport implements Transport {
     await this.#listen(conn);
     this.#startTimers();
     loop.wake();
+    // Delayed rows already stored: look again when the first falls due.
+    const o = this.#o;
+    wakeAtNextDue(conn.sql, nextDueSql(this.#names), [loop], o.clock, o.pollEvery).catch(
+      (error) => o.logger?.warn("sql transport: looking for delayed messages failed", { error }),
+    );
     return { close: () => this.#leave(loop) };
   }
 
@@ -254,8 +268,14 @@ export class SqlTransport implements Transport {
     });
   }
 
-  #wake(topic: string): void {
-    for (const loop of this.#loops) if (topic === "" || loop.spec.topic === topic) loop.wake();
+  #wake(payload: string): void {
+    const { topic, at } = parseWake(payload);
+    const now = this.#o.clock.now();
+    for (const loop of this.#loops) {
+      if (topic !== "" && loop.spec.topic !== topic) continue;
+      if (at === undefined) loop.wake();
+      else loop.wakeIn(at - now);
+    }
   }
 
   async #leave(loop: ClaimLoop): Promise<void> {
@@ -274,9 +294,11 @@ export class SqlTransport implements Transport {
   #startTimers(): void {
     if (this.#timers.size > 0) return;
     const o = this.#o;
-    this.#every(o.pollEvery, () => {
+    const nextDue = nextDueSql(this.#names);
+    this.#every(o.pollEvery, async () => {
       this.#wake("");
-      return Promise.resolve();
+      const conn = await this.#conns.consumer();
+      await wakeAtNextDue(conn.sql, nextDue, this.#loops, o.clock, o.pollEvery);
     });
     this.#every(Math.max(50, Math.floor(Math.min(o.ttl, o.visibility) / 3)), () => this.#beat());
   }
