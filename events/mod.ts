@@ -135,6 +135,7 @@ export {
 export {
   EventBus,
   type EventBusOptions,
+  type HandlerLoad,
   type Registration,
   type StoredDeadLetter,
 } from "./event_bus.ts";
@@ -167,6 +168,7 @@ export {
   type Delivery,
   type DeliveryListener,
   QueueFullError,
+  type QueueStats,
   type Subscription,
   type SubscriptionSpec,
   type Transport,
