@@ -118,6 +118,7 @@ export type {
 } from "./handler_types.ts";
 export {
   activateBus,
+  busOf,
   getPublisher,
   type GetPublisherOptions,
   type Publisher,
