@@ -25,6 +25,7 @@ import { type Envelope, newTraceId } from "../../envelope.ts";
 import type {
   Delivery,
   DeliveryListener,
+  QueueStats,
   Subscription,
   SubscriptionSpec,
   Transport,
@@ -37,6 +38,7 @@ import {
   type CloudSubscription,
 } from "./client.ts";
 import { decodeEnvelope, encodeEnvelope, FW_ID, isStringMap } from "./_codec.ts";
+import { inspectCloud } from "./_inspect.ts";
 
 /** Options of {@linkcode cloudPubSubTransport}. */
 export interface CloudPubSubTransportOptions {
@@ -119,6 +121,8 @@ export class CloudPubSubTransport implements Transport {
   readonly #logger?: Logger;
   readonly #subscriptions = new Set<CloudSubscription>();
   #closed = false;
+  /** Each subscription's backlog, when the client can tell it (NATS JetStream can). */
+  readonly inspect?: () => Promise<QueueStats[]>;
 
   /**
    * Checks the client and options.
@@ -136,6 +140,8 @@ export class CloudPubSubTransport implements Transport {
     this.#closeClient = options.closeClient ?? true;
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger;
+    const client = this.#client;
+    if (typeof client.inspect === "function") this.inspect = () => inspectCloud(client);
     this.deadLetters = new MemoryDeadLetters({
       limit: positiveInt("deadLetterLimit", options.deadLetterLimit, 1000),
       ...(options.logger ? { logger: options.logger } : {}),

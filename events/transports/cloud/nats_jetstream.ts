@@ -40,7 +40,9 @@ import type {
   CloudPubSubClient,
   CloudSubscribeOptions,
   CloudSubscription,
+  CloudSubscriptionStats,
 } from "./client.ts";
+import { inspectNats } from "./_nats_inspect.ts";
 
 /**
  * A connection from `connect()` of npm `@nats-io/transport-node` (or `@nats-io/nats-core`),
@@ -367,6 +369,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     if (!exists) {
       await jsm.consumers.add(this.#stream, {
         durable_name: name,
+        description: options.subscription,
         filter_subject: subject,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.New,
@@ -422,6 +425,12 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     this.#lease = setInterval(() => {
       for (const m of this.#inflight) m.working();
     }, Math.max(50, Math.floor(this.#o.ackWaitMs / 3)));
+  }
+
+  /** Each consumer's pending and ack-pending counts (`inspect()` of the transport). */
+  async inspect(): Promise<CloudSubscriptionStats[]> {
+    const { jsm } = await this.#open();
+    return inspectNats(jsm, this.#stream, this.#prefix);
   }
 
   /** Whether a consumer of the stream is filtered to the topic's subject. */
