@@ -1,0 +1,154 @@
+/**
+ * The dashboard's JSON API on the real engines: dead letters appear with their fields, the Queues
+ * view reads the engine (`inspect()`), redrive by topic brings them back to a handler that now
+ * succeeds, and discard deletes. Redis, PostgreSQL and NATS on loopback; Deno KV in memory.
+ */
+
+import assert from "node:assert/strict";
+import { application } from "@fw/application";
+import { dashboard } from "@fw/dashboard";
+import { events, getPublisher, handler, Int, topic, type Transport } from "@fw/events";
+import { cloudPubSubTransport } from "@fw/events/cloud";
+import { NatsJetStreamClient } from "@fw/events/cloud-nats";
+import { denoKvTransport } from "@fw/events/denokv";
+import { kvStreamTransport } from "@fw/events/kvstore";
+import { sqlTransport } from "@fw/events/sql";
+import { createLogger } from "@fw/runtime";
+import { openRedis } from "../events/_redis.ts";
+import { dropSchemas, PG_URL, randomSchema } from "../events/transports/sql/testdata/pg_env.ts";
+import { NATS_ADDRESS, natsReachable } from "../events/transports/cloud/testdata/nats_server.ts";
+import { eventually, post } from "./_shop.ts";
+
+const Paid = topic("dash.paid", { n: Int });
+const run = crypto.randomUUID().replaceAll("-", "").slice(0, 10);
+
+interface Engine {
+  transport: () => Transport;
+  cleanup: () => Promise<void>;
+}
+
+async function apiOn(name: string, engine: Engine): Promise<void> {
+  const state = { failing: true, handled: 0 };
+  const app = application({ logger: createLogger({ level: "silent" }) })
+    .use(dashboard({ secure: false }))
+    .use(events({
+      autoScan: false,
+      brokerPort: false,
+      transport: engine.transport(),
+      handlers: [
+        handler(Paid).options({ group: "ledger", maxRetries: 0, timeout: 5000 }).handle(() => {
+          if (state.failing) throw new Error("ledger offline");
+          state.handled++;
+        }),
+      ],
+    }));
+  await app.start();
+  try {
+    const list = async (q = "") => await (await app.request(`/_fw/api/dead-letters${q}`)).json();
+    const publish = getPublisher(Paid);
+    for (let n = 1; n <= 3; n++) await publish({ n });
+    const page = await eventually(async () => {
+      const p = await list("?topic=dash.paid");
+      return p.total === 3 ? p : undefined;
+    }, `three dead letters on ${name}`);
+    assert.deepEqual(page.items.map((i: { payload: { n: number } }) => i.payload.n).sort(), [
+      1,
+      2,
+      3,
+    ]);
+    const item = page.items[0];
+    assert.equal(item.topic, "dash.paid");
+    assert.equal(item.attempts, 1);
+    assert.equal(item.error, "ledger offline");
+    assert.equal(item.handler, "ledger");
+
+    const queues = (await (await app.request("/_fw/api/queues")).json()).transports;
+    assert.equal(queues.length, 1);
+    assert.equal(item.transport, queues[0].transport);
+    assert.equal(queues[0].inspectable, true, `${name} tells its queues`);
+    const ledger = queues[0].queues.find((q: { topic: string; group: string }) =>
+      q.topic === "dash.paid" && q.group === "ledger"
+    );
+    assert.ok(ledger, `${name}: the ledger group is listed: ${JSON.stringify(queues[0])}`);
+
+    state.failing = false;
+    const moved = await app.request("/_fw/api/dead-letters/redrive", post({ topic: "dash.paid" }));
+    assert.deepEqual(await moved.json(), { moved: 3 });
+    await eventually(() => state.handled === 3, `three redriven messages handled on ${name}`);
+    assert.equal((await list()).total, 0);
+
+    state.failing = true;
+    await publish({ n: 4 });
+    const one = await eventually(async () => {
+      const p = await list();
+      return p.total === 1 ? p : undefined;
+    }, `one more dead letter on ${name}`);
+    const gone = await app.request(
+      "/_fw/api/dead-letters/discard",
+      post({ ids: [one.items[0].id] }),
+    );
+    assert.deepEqual(await gone.json(), { moved: 1 });
+    assert.equal((await list()).total, 0);
+  } finally {
+    await app.stop();
+    await engine.cleanup();
+  }
+}
+
+Deno.test("dashboard API on Deno KV: dead letters, queues, redrive by topic, discard", async () => {
+  await apiOn("Deno KV", {
+    transport: () => denoKvTransport({ path: ":memory:", keyPrefix: `dash-${run}` }),
+    cleanup: () => Promise.resolve(),
+  });
+});
+
+Deno.test("dashboard API on Redis Streams: dead letters, queues, redrive by topic, discard", async () => {
+  const prefix = `fwtest:dash:${run}:`;
+  await apiOn("Redis", {
+    transport: () => kvStreamTransport({ url: "redis://127.0.0.1:6379", keyPrefix: prefix }),
+    cleanup: async () => {
+      const redis = await openRedis("test", { url: "redis://127.0.0.1:6379" });
+      try {
+        const script =
+          "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end";
+        await redis.main.sendCommand(["EVAL", script, "0", `${prefix}*`]);
+      } finally {
+        await redis.close();
+      }
+    },
+  });
+});
+
+Deno.test("dashboard API on PostgreSQL: dead letters, queues, redrive by topic, discard", async () => {
+  const schema = randomSchema("dash");
+  await apiOn("PostgreSQL", {
+    transport: () => sqlTransport({ url: PG_URL, schema }),
+    cleanup: () => dropSchemas([schema]),
+  });
+});
+
+Deno.test({
+  name: "dashboard API on NATS JetStream: dead letters, queues, redrive by topic, discard",
+  ignore: !(await natsReachable()) && !Deno.env.get("CI"),
+  fn: async () => {
+    const stream = `FWT_DASH_${run}`;
+    const client = () =>
+      new NatsJetStreamClient({
+        servers: NATS_ADDRESS,
+        stream,
+        subjectPrefix: stream.toLowerCase(),
+        ackWaitMs: 5000,
+      });
+    await apiOn("NATS", {
+      transport: () => cloudPubSubTransport({ client: client() }),
+      cleanup: async () => {
+        const c = client();
+        try {
+          await c.deleteStream();
+        } finally {
+          await c.close();
+        }
+      },
+    });
+  },
+});
