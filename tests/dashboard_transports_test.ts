@@ -14,9 +14,9 @@ import { denoKvTransport } from "@fw/events/denokv";
 import { kvStreamTransport } from "@fw/events/kvstore";
 import { sqlTransport } from "@fw/events/sql";
 import { createLogger } from "@fw/runtime";
-import { openRedis } from "../events/_redis.ts";
 import { dropSchemas, PG_URL, randomSchema } from "../events/transports/sql/testdata/pg_env.ts";
 import { NATS_ADDRESS, natsReachable } from "../events/transports/cloud/testdata/nats_server.ts";
+import { dropRedisPrefix } from "./_dashboard_page.ts";
 import { eventually, post } from "./_shop.ts";
 
 const Paid = topic("dash.paid", { n: Int });
@@ -107,14 +107,7 @@ Deno.test("dashboard API on Redis Streams: dead letters, queues, redrive by topi
   await apiOn("Redis", {
     transport: () => kvStreamTransport({ url: "redis://127.0.0.1:6379", keyPrefix: prefix }),
     cleanup: async () => {
-      const redis = await openRedis("test", { url: "redis://127.0.0.1:6379" });
-      try {
-        const script =
-          "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end";
-        await redis.main.sendCommand(["EVAL", script, "0", `${prefix}*`]);
-      } finally {
-        await redis.close();
-      }
+      await dropRedisPrefix("redis://127.0.0.1:6379", prefix);
     },
   });
 });
