@@ -131,6 +131,8 @@ export class SpanRing implements TraceSource {
   readonly #kept = new Map<string, Kept>();
 
   /**
+   * Creates an empty ring.
+   *
    * @param options Bounds.
    * @throws {RangeError} For a bound that is not a positive integer.
    */

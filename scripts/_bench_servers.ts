@@ -4,7 +4,8 @@
  * `bare`, `hono`, `fw`, and for scenario (e) `fw-policies` (fw with `.cors()` and `.secure()` on
  * `GET /users/:id`, tokens verified by `oauth()`), `hono-policies` (Hono's `cors()` and `jwt()`
  * middlewares on the same route) and `bare-cors` (bare plus the one CORS response header, which
- * measures what a second response header costs in `Deno.serve` itself).
+ * measures what a second response header costs in `Deno.serve` itself); for scenario (f)
+ * `fw-dashboard` (fw with `dashboard()` installed and no page open).
  *
  * @module
  */
@@ -76,7 +77,7 @@ if (kind === "bare" || kind === "bare-cors") {
   });
   for (let i = 0; i < extra; i++) app.get(`/r${i}/:id`, (c) => c.json({ id: c.req.param("id") }));
   Deno.serve({ port, hostname: "127.0.0.1", onListen: ready }, app.fetch);
-} else if (kind === "fw" || kind === "fw-policies") {
+} else if (kind === "fw" || kind === "fw-policies" || kind === "fw-dashboard") {
   const policies = kind === "fw-policies";
   const users = policies
     ? (endpoint().cors({ origin: BENCH_ORIGIN }).secure() as EndpointBuilder)
@@ -122,6 +123,11 @@ if (kind === "bare" || kind === "bare-cors") {
     .use(http({ port, hostname: "127.0.0.1", signals: false }));
   if (policies) {
     app.use(oauth({ issuer: BENCH_ISSUER, audience: BENCH_AUDIENCE, secret: BENCH_SECRET }));
+  }
+  if (kind === "fw-dashboard") {
+    // installed, guarded, and no page open: its middleware counts every request
+    const { dashboard } = await import("@fw/dashboard");
+    app.use(dashboard({ secure: { roles: ["admin"] } }));
   }
   app.use(routes);
   await app.start();

@@ -8,14 +8,16 @@
  * without them, with Hono's `cors()` + `jwt()` on the same route as a reference. Each server
  * runs in its own process; rounds alternate the order of the servers to cancel drift, and the
  * median req/s of the rounds is reported with the ratios fw/bare and fw/Hono (for (e):
- * fw+policies/fw, the share of throughput the policies cost). Hono and bare do no validation;
+ * fw+policies/fw, the share of throughput the policies cost); (f) the cost of the operations
+ * dashboard while no page is open: (b) with `dashboard()` installed against (b) without it (its
+ * route metrics are counted on every request). Hono and bare do no validation;
  * fw validates everything.
  *
  * Servers run with `NODE_ENV=production`, as deployed: fw's response validation against
  * `.returns()` is a development aid and is off in production (pass `--dev` to keep it on).
  *
  * Options: `--duration <s>` (default 4), `--rounds <n>` (default 3), `--connections <n>` (50),
- * `--only <letters>` (for example `--only ac`), `--dev`.
+ * `--only <letters>` (for example `--only ac`; `--only f` runs the dashboard row alone), `--dev`.
  *
  * @module
  */
@@ -78,6 +80,12 @@ const scenarios: Scenario[] = [
     kinds: ["fw", "fw-policies", "hono-policies", "bare", "bare-cors"],
     headers: { authorization: `Bearer ${await benchToken()}`, origin: BENCH_ORIGIN },
   },
+  {
+    name: "(f) (b) with dashboard() and no page open vs without",
+    path: "/users/42?limit=10",
+    routes: 3,
+    kinds: ["fw", "fw-dashboard"],
+  },
 ];
 const only = args.only as string | undefined;
 const selected = only ? scenarios.filter((s) => only.includes(s.name[1])) : scenarios;
@@ -135,6 +143,7 @@ async function wrk(url: string, s: Scenario): Promise<number> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const results: Record<string, Record<string, number>> = {};
 const policyResults: Record<string, Record<string, number>> = {};
+const dashboardResults: Record<string, { m: Record<string, number>; perRound: string }> = {};
 let port = 18300;
 
 for (const s of selected) {
@@ -155,6 +164,17 @@ for (const s of selected) {
     }
   }
   const medians = Object.fromEntries(kinds.map((k) => [k, median(runs[k])]));
+  if (kinds.includes("fw-dashboard")) {
+    const m = medians;
+    const perRound = runs.fw.map((fw, i) => (runs["fw-dashboard"][i] / fw).toFixed(3)).join(" ");
+    dashboardResults[s.name] = { m, perRound };
+    console.log(
+      `${s.name}: fw ${m.fw.toFixed(0)}  fw+dashboard ${m["fw-dashboard"].toFixed(0)}  ` +
+        `ratio ${(m["fw-dashboard"] / m.fw).toFixed(3)} (cost ` +
+        `${((1 - m["fw-dashboard"] / m.fw) * 100).toFixed(1)}%)\n    per round: ${perRound}`,
+    );
+    continue;
+  }
   if (s.kinds !== undefined) {
     policyResults[s.name] = medians;
     const m = medians;
@@ -185,8 +205,10 @@ await Deno.remove(postScript);
 console.log(
   `\nreq/s, median of ${rounds} rounds of ${duration}s, wrk -t1 -c${connections}, ${Deno.build.target}`,
 );
-console.log("| scenario | bare | hono | fw | fw/bare | fw/hono |");
-console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
+if (Object.keys(results).length) {
+  console.log("| scenario | bare | hono | fw | fw/bare | fw/hono |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
+}
 for (const [name, r] of Object.entries(results)) {
   console.log(
     `| ${name} | ${r.bare.toFixed(0)} | ${r.hono.toFixed(0)} | ${r.fw.toFixed(0)} | ${
@@ -207,6 +229,18 @@ if (Object.keys(policyResults).length) {
       } | ${ratio.toFixed(2)} | ${((1 - ratio) * 100).toFixed(1)}% | ${m.bare.toFixed(0)} | ${
         m["bare-cors"].toFixed(0)
       } |`,
+    );
+  }
+}
+if (Object.keys(dashboardResults).length) {
+  console.log("\n| scenario | fw | fw+dashboard | ratio | cost | per-round ratios |");
+  console.log("| --- | ---: | ---: | ---: | ---: | --- |");
+  for (const [name, { m, perRound }] of Object.entries(dashboardResults)) {
+    const ratio = m["fw-dashboard"] / m.fw;
+    console.log(
+      `| ${name} | ${m.fw.toFixed(0)} | ${m["fw-dashboard"].toFixed(0)} | ${ratio.toFixed(3)} | ${
+        ((1 - ratio) * 100).toFixed(1)
+      }% | ${perRound} |`,
     );
   }
 }
