@@ -13,6 +13,7 @@ import {
   Optional,
   type RawParams,
   type RawQuery,
+  Stream,
 } from "@fw/application";
 import { BadRequestException, type Logger, NotFoundException } from "@fw/runtime";
 import type { EventBus } from "@fw/events";
@@ -119,7 +120,11 @@ export function apiRoutes(s: ApiServices, ep: Start): ApiRoute[] {
         return { traceId: ctx.params.traceId, spans };
       }),
     },
-    { method: "GET", path: "/stream", definition: ep().handle(() => s.feed.open()) },
+    {
+      method: "GET",
+      path: "/stream",
+      definition: ep().returns(Stream(String)).handle((ctx) => s.feed.attach(ctx)),
+    },
     {
       method: "GET",
       path: "/dead-letters",

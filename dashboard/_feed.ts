@@ -1,9 +1,11 @@
 /**
- * The live stream: one Server-Sent Events response per open page, fed by one shared ticker that
- * runs only while a page is open. Each tick builds the views once and sends the same bytes to
- * every page: `snapshot` (Overview, Event Server, Schedules, Traces) every tick, `queues` every
- * few ticks (it asks the engines). A page that falls behind is closed; the browser reconnects.
- * Internal.
+ * The live stream: one Server-Sent Events stream per open page (a stream endpoint of the
+ * application, so heartbeats, back-pressure and closing on shutdown are the ones every stream
+ * has), fed by one shared ticker that runs only while a page is open. Each tick builds the views
+ * once for every page, as one JSON text (a string message, so the stream does not walk it again):
+ * `snapshot` (Overview, Event Server, Schedules, Traces) every tick, `queues`
+ * every few ticks (it asks the engines). A page that falls behind is closed by its stream; the
+ * browser reconnects. Internal.
  *
  * @module
  */
@@ -11,10 +13,6 @@
 import type { TimerHandle } from "@fw/runtime";
 import { eventServerView, overview, queues, scheduleView, traceList } from "./_views.ts";
 import type { ViewSources } from "./_views.ts";
-
-const encoder = new TextEncoder();
-/** Unsent bytes a page may have queued before it is closed. */
-const MAX_BACKLOG = 1024 * 1024;
 
 /** Tick settings. */
 export interface FeedTiming {
@@ -24,16 +22,21 @@ export interface FeedTiming {
   readonly queuesEvery: number;
 }
 
-type Sink = ReadableStreamDefaultController<Uint8Array>;
+/** One open page: the stream endpoint's context. */
+export interface PageStream {
+  /** Sends one named event (not awaited: the stream closes a page that stops reading). */
+  send(message: string, options: { event: string }): Promise<void>;
+  /** Aborts when the page goes (or the application stops). */
+  readonly signal: AbortSignal;
+}
 
 /** Feeds every open page. */
 export class Feed {
-  readonly #pages = new Set<Sink>();
+  readonly #pages = new Set<PageStream>();
   readonly #sources: ViewSources;
   readonly #timing: FeedTiming;
   #timer: TimerHandle | undefined;
   #ticks = 0;
-  #id = 0;
   #busy = false;
 
   /**
@@ -50,42 +53,30 @@ export class Feed {
     return this.#pages.size;
   }
 
-  /** A new stream for one page; the first snapshot and queues are sent at once. */
-  open(): Response {
-    let sink: Sink | undefined;
-    const body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        sink = controller;
-        this.#pages.add(controller);
-        controller.enqueue(encoder.encode("retry: 2000\n\n"));
-        if (this.#pages.size === 1) this.#ticks = 0;
-        void this.#tick(controller);
-      },
-      cancel: () => this.#drop(sink!),
-    }, { highWaterMark: MAX_BACKLOG, size: (chunk) => chunk.byteLength });
-    return new Response(body, {
-      headers: {
-        "content-type": "text/event-stream",
-        "cache-control": "no-store",
-        "x-accel-buffering": "no",
-      },
-    });
+  /**
+   * Serves one page until it goes: the first snapshot and queues at once, then every tick.
+   *
+   * @param page The stream endpoint's context.
+   */
+  async attach(page: PageStream): Promise<void> {
+    if (page.signal.aborted) return;
+    this.#pages.add(page);
+    if (this.#pages.size === 1) this.#ticks = 0;
+    const gone = new Promise<void>((resolve) =>
+      page.signal.addEventListener("abort", () => resolve(), { once: true })
+    );
+    await this.#tick(page);
+    await gone;
+    this.#drop(page);
   }
 
-  /** Ends every stream and the ticker (the application stops). */
+  /** Stops the ticker (the application stops; its streams are closed by the application). */
   close(): void {
-    for (const page of this.#pages) {
-      try {
-        page.close();
-      } catch {
-        // already closed
-      }
-    }
     this.#pages.clear();
     this.#stop();
   }
 
-  #drop(page: Sink): void {
+  #drop(page: PageStream): void {
     this.#pages.delete(page);
     if (this.#pages.size === 0) this.#stop();
   }
@@ -104,7 +95,7 @@ export class Feed {
   }
 
   /** Builds the views and sends them to `only` (a new page) or to every page. */
-  async #tick(only?: Sink): Promise<void> {
+  async #tick(only?: PageStream): Promise<void> {
     if (this.#busy && !only) return this.#schedule();
     if (!only) this.#busy = true;
     try {
@@ -129,23 +120,12 @@ export class Feed {
     }
   }
 
-  #send(event: string, data: unknown, only?: Sink): void {
-    const bytes = encoder.encode(
-      `id: ${++this.#id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`,
-    );
+  #send(event: string, data: unknown, only?: PageStream): void {
+    const text = JSON.stringify(data); // once for every page
     for (const page of only ? [only] : this.#pages) {
-      if (!this.#pages.has(page)) continue;
-      if ((page.desiredSize ?? 0) <= 0) {
-        // this page stopped reading: close it, the browser reconnects and starts afresh
-        this.#drop(page);
-        try {
-          page.close();
-        } catch {
-          // already closed
-        }
-        continue;
-      }
-      page.enqueue(bytes);
+      if (!this.#pages.has(page) || page.signal.aborted) continue;
+      // a page that stops reading is closed by the stream (its send() rejects): forget it
+      page.send(text, { event }).catch(() => this.#drop(page));
     }
   }
 }

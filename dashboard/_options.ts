@@ -1,11 +1,38 @@
 /**
- * The checks on `dashboard()` options: an explicit `secure` choice, a valid path and timings.
+ * The options of `dashboard()` and their checks: an explicit `secure` choice, a valid path and timings.
  * Internal.
  *
  * @module
  */
 
-import type { DashboardOptions } from "./dashboard.ts";
+import type { EventServerSource } from "./_views.ts";
+import type { ScheduleSource } from "./schedules.ts";
+import type { TraceSource } from "./traces.ts";
+
+/** Options of `dashboard()`. */
+export interface DashboardOptions {
+  /**
+   * Who may use it: `{ roles }` and/or `{ scopes }` (every one listed is required, checked like
+   * `.secure()` on the bearer token `oauth()` verified), or `false` for no check, which is
+   * refused when `NODE_ENV` is `production`. Required.
+   */
+  readonly secure: false | {
+    readonly roles?: readonly string[];
+    readonly scopes?: readonly string[];
+  };
+  /** Where it is mounted (default `/_fw`; the API is under `<path>/api`). */
+  readonly path?: string;
+  /** The Event Server to show (the `eventServer()` plugin). */
+  readonly eventServer?: EventServerSource;
+  /** Where the Schedules view reads schedules. */
+  readonly schedules?: ScheduleSource;
+  /** Where the Traces view reads traces (a {@linkcode SpanRing} fed by the tracer). */
+  readonly traces?: TraceSource;
+  /** Ms between two live updates of an open page (default 1000). */
+  readonly intervalMs?: number;
+  /** Length of the rate and latency window, in seconds (default 60). */
+  readonly windowSeconds?: number;
+}
 
 function fail(detail: string): never {
   throw new TypeError(`Invalid dashboard() option ${detail}`);

@@ -30,41 +30,15 @@ import type { AppContext, Plugin } from "@fw/runtime";
 import { apiRoutes } from "./_api.ts";
 import { Feed } from "./_feed.ts";
 import { StatsMeter } from "./_meter.ts";
-import { resolveOptions } from "./_options.ts";
+import { type DashboardOptions, resolveOptions } from "./_options.ts";
 import { Stats } from "./_stats.ts";
-import type { EventServerSource, ViewSources } from "./_views.ts";
+import type { ViewSources } from "./_views.ts";
 import { pageHtml } from "./assets/page.ts";
 import { script } from "./assets/script.ts";
 import { style } from "./assets/style.ts";
-import type { ScheduleSource } from "./schedules.ts";
-import type { TraceSource } from "./traces.ts";
 
 export type { EventServerSource } from "./_views.ts";
-
-/** Options of {@linkcode dashboard}. */
-export interface DashboardOptions {
-  /**
-   * Who may use it: `{ roles }` and/or `{ scopes }` (every one listed is required, checked like
-   * `.secure()` on the bearer token `oauth()` verified), or `false` for no check, which is
-   * refused when `NODE_ENV` is `production`. Required.
-   */
-  readonly secure: false | {
-    readonly roles?: readonly string[];
-    readonly scopes?: readonly string[];
-  };
-  /** Where it is mounted (default `/_fw`; the API is under `<path>/api`). */
-  readonly path?: string;
-  /** The Event Server to show (the `eventServer()` plugin). */
-  readonly eventServer?: EventServerSource;
-  /** Where the Schedules view reads schedules. */
-  readonly schedules?: ScheduleSource;
-  /** Where the Traces view reads traces (a {@linkcode SpanRing} fed by the tracer). */
-  readonly traces?: TraceSource;
-  /** Ms between two live updates of an open page (default 1000). */
-  readonly intervalMs?: number;
-  /** Length of the rate and latency window, in seconds (default 60). */
-  readonly windowSeconds?: number;
-}
+export type { DashboardOptions } from "./_options.ts";
 
 /** The dashboard plugin. */
 export interface DashboardPlugin extends Plugin {

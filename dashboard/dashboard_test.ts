@@ -231,7 +231,7 @@ Deno.test("dashboard overview: route rate, latency and errors; topic publishes; 
   }
 });
 
-Deno.test("dashboard stream: one SSE response sends the snapshot and the queues at once", async () => {
+Deno.test("dashboard stream: one SSE response sends the snapshot and the queues at once, and ends when the app stops", async () => {
   const { app } = makeApp();
   await app.start();
   try {
@@ -240,18 +240,27 @@ Deno.test("dashboard stream: one SSE response sends the snapshot and the queues 
       headers: { authorization: `Bearer ${admin}`, accept: "text/event-stream" },
     });
     assert.equal(res.status, 200);
-    assert.equal(res.headers.get("content-type"), "text/event-stream");
+    assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = "";
     while (!text.includes("event: queues")) text += (await reader.read()).value ?? "";
-    const snapshot = JSON.parse(/event: snapshot\ndata: (.*)\n/.exec(text)![1]);
+    const event = (name: string) => {
+      const block = text.split("\n\n").find((b) => b.split("\n").includes(`event: ${name}`))!;
+      // each message is the view's JSON text, sent as a string
+      return JSON.parse(
+        JSON.parse(block.split("\n").find((l) => l.startsWith("data: "))!.slice(6)),
+      );
+    };
+    const snapshot = event("snapshot");
     assert.equal(snapshot.overview.handlers[0].group, "billing");
     assert.deepEqual(snapshot.eventServer, { mounted: false });
     assert.deepEqual(snapshot.schedules, { available: false, items: [] });
-    const queues = JSON.parse(/event: queues\ndata: (.*)\n/.exec(text)![1]);
+    const queues = event("queues");
     assert.equal(queues.transports[0].kind, "memory");
     assert.equal(queues.transports[0].queues[0].group, "billing");
-    await reader.cancel();
+    // stopping the application ends the open page's stream
+    await app.stop();
+    while (!(await reader.read()).done);
   } finally {
     await app.stop();
   }

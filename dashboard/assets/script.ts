@@ -77,7 +77,7 @@ async function connect() {
           if (line.startsWith("event: ")) event = line.slice(7);
           else if (line.startsWith("data: ")) data += line.slice(6);
         }
-        if (data) onEvent(event, JSON.parse(data));
+        if (data) onEvent(event, JSON.parse(JSON.parse(data))); // a JSON text sent as a string message
       }
     }
   } catch (e) {
