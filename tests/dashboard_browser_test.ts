@@ -2,7 +2,8 @@
  * The operations dashboard on the shop example in headless Chromium, on Deno KV and on Redis
  * Streams: the page asks for a token, goes live over its one SSE stream, orders whose payment
  * keeps failing appear as dead letters, a redrive from the page sends them to the payments
- * handler (which now succeeds), and the page shows the list empty and the success count up.
+ * handler (which now succeeds), and the page shows the list empty and the success count up; one
+ * more is discarded from the page after its confirmation.
  *
  * With `FW_DASHBOARD_SCREENSHOTS=1` the views are saved as PNG files under `docs/` (the ones the
  * guide shows).
@@ -79,6 +80,37 @@ async function failAndRedrive(shop: RunningShop, engine: string, screenshots: bo
       const order = await (await fetch(`${shop.url}/orders/${id}`)).json();
       assert.equal(order.status, "paid");
     }
+
+    // one more failure, discarded from the page after the confirmation
+    shop.gateway.down = true;
+    const failing = await fetch(
+      `${shop.url}/orders`,
+      post({ customer: "lin@example.com", items: [{ sku: "TEE-002", qty: 1 }], paymentToken: "t" }),
+    );
+    assert.equal(failing.status, 201);
+    await page.evaluate("location.hash = '#dead-letters'");
+    await page.waitFor(
+      "document.querySelectorAll('#dead-letters tbody tr').length === 1",
+      "the new dead letter",
+    );
+    await page.evaluate(`(() => {
+      document.querySelector("#dead-letters .pick").click();
+      document.getElementById("dl-discard").click();
+    })()`);
+    await page.waitFor("document.getElementById('confirm').open", "the confirmation");
+    assert.match(
+      await page.evaluate<string>("document.getElementById('confirm-text').textContent"),
+      /^Discard 1 dead letter/,
+    );
+    await page.evaluate("document.getElementById('confirm-ok').click()");
+    await page.waitFor(
+      "document.getElementById('dl-status').textContent === 'Discarded: 1'",
+      "the discard",
+    );
+    await page.waitFor(
+      "document.querySelectorAll('#dead-letters tbody tr').length === 0",
+      "the list empty after the discard",
+    );
   } finally {
     await browser.close();
   }
