@@ -1,7 +1,7 @@
 /**
- * The dashboard's JSON API on the real engines: dead letters appear with their fields, the Queues
- * view reads the engine (`inspect()`), redrive by topic brings them back to a handler that now
- * succeeds, and discard deletes. Redis, PostgreSQL and NATS on loopback; Deno KV in memory.
+ * The dashboard's JSON API on the real engines: the Queues view reads the engine (`inspect()`:
+ * three messages held by a busy handler are counted, then none), dead letters appear with their
+ * fields, redrive by topic brings them back to a handler that now succeeds, and discard deletes. Redis, PostgreSQL and NATS on loopback; Deno KV in memory.
  */
 
 import assert from "node:assert/strict";
@@ -25,10 +25,19 @@ const run = crypto.randomUUID().replaceAll("-", "").slice(0, 10);
 interface Engine {
   transport: () => Transport;
   cleanup: () => Promise<void>;
+  /** The engine counts messages not yet acknowledged (Deno KV cannot list its queue). */
+  counts: boolean;
+}
+
+interface QueueFigures {
+  topic: string;
+  group: string;
+  waiting?: number;
+  inFlight?: number;
 }
 
 async function apiOn(name: string, engine: Engine): Promise<void> {
-  const state = { failing: true, handled: 0 };
+  const state = { failing: false, handled: 0, hold: undefined as Promise<void> | undefined };
   const app = application({ logger: createLogger({ level: "silent" }) })
     .use(dashboard({ secure: false }))
     .use(events({
@@ -36,16 +45,44 @@ async function apiOn(name: string, engine: Engine): Promise<void> {
       brokerPort: false,
       transport: engine.transport(),
       handlers: [
-        handler(Paid).options({ group: "ledger", maxRetries: 0, timeout: 5000 }).handle(() => {
-          if (state.failing) throw new Error("ledger offline");
-          state.handled++;
-        }),
+        handler(Paid).options({ group: "ledger", maxRetries: 0, timeout: 10_000 }).handle(
+          async () => {
+            await state.hold;
+            if (state.failing) throw new Error("ledger offline");
+            state.handled++;
+          },
+        ),
       ],
     }));
   await app.start();
   try {
     const list = async (q = "") => await (await app.request(`/_fw/api/dead-letters${q}`)).json();
+    const ledgerQueue = async (): Promise<QueueFigures | undefined> => {
+      const t = (await (await app.request("/_fw/api/queues")).json()).transports[0];
+      return t.queues.find((q: QueueFigures) => q.topic === "dash.paid" && q.group === "ledger");
+    };
+    const unacked = (q: QueueFigures | undefined) => (q?.waiting ?? 0) + (q?.inFlight ?? 0);
     const publish = getPublisher(Paid);
+
+    // a backlog the engine tells: three messages held by a busy handler, then none
+    let release!: () => void;
+    state.hold = new Promise((resolve) => release = resolve);
+    for (let n = 101; n <= 103; n++) await publish({ n });
+    if (engine.counts) {
+      const busy = await eventually(async () => {
+        const q = await ledgerQueue();
+        return unacked(q) === 3 && (q?.inFlight ?? 0) >= 1 ? q : undefined;
+      }, `three unacknowledged messages in the Queues view on ${name}`);
+      assert.equal(typeof busy!.waiting, "number", `${name}: ${JSON.stringify(busy)}`);
+    }
+    release();
+    await eventually(() => state.handled === 3, `the held messages handled on ${name}`);
+    if (engine.counts) {
+      await eventually(async () => unacked(await ledgerQueue()) === 0, `an empty queue on ${name}`);
+    }
+    state.handled = 0;
+    state.failing = true;
+
     for (let n = 1; n <= 3; n++) await publish({ n });
     const page = await eventually(async () => {
       const p = await list("?topic=dash.paid");
@@ -99,6 +136,7 @@ Deno.test("dashboard API on Deno KV: dead letters, queues, redrive by topic, dis
   await apiOn("Deno KV", {
     transport: () => denoKvTransport({ path: ":memory:", keyPrefix: `dash-${run}` }),
     cleanup: () => Promise.resolve(),
+    counts: false,
   });
 });
 
@@ -109,6 +147,7 @@ Deno.test("dashboard API on Redis Streams: dead letters, queues, redrive by topi
     cleanup: async () => {
       await dropRedisPrefix("redis://127.0.0.1:6379", prefix);
     },
+    counts: true,
   });
 });
 
@@ -117,6 +156,7 @@ Deno.test("dashboard API on PostgreSQL: dead letters, queues, redrive by topic, 
   await apiOn("PostgreSQL", {
     transport: () => sqlTransport({ url: PG_URL, schema }),
     cleanup: () => dropSchemas([schema]),
+    counts: true,
   });
 });
 
@@ -142,6 +182,7 @@ Deno.test({
           await c.close();
         }
       },
+      counts: true,
     });
   },
 });
