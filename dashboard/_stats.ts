@@ -57,27 +57,19 @@ export class Stats {
   constructor(readonly seconds: number) {}
 
   /**
-   * Counts one request.
+   * The window of one route and method (created on first use).
    *
-   * @param route The matched pattern (or undefined).
+   * @param route The matched pattern (or undefined: no route).
    * @param method The method.
-   * @param status The response status.
-   * @param durationMs Time to the response head.
-   * @param nowMs Clock time.
+   * @returns Its window.
    */
-  request(
-    route: string | undefined,
-    method: string,
-    status: number,
-    durationMs: number,
-    nowMs: number,
-  ): void {
+  route(route: string | undefined, method: string): Window {
     const key = route ?? NO_ROUTE;
     let byMethod = this.#routes.get(key);
     if (byMethod === undefined) this.#routes.set(key, byMethod = new Map());
     let w = byMethod.get(method);
     if (w === undefined) byMethod.set(method, w = new SlidingWindow(this.seconds));
-    w.add(nowMs, status >= 500, durationMs);
+    return w;
   }
 
   /** The window of a topic's publishes (created on first use). */

@@ -32,3 +32,19 @@ Deno.test("bucketEdge() grows by a quarter from 0.05 ms", () => {
   assert.ok(Math.abs(bucketEdge(0) - 0.0625) < 1e-9);
   assert.ok(Math.abs(bucketEdge(1) / bucketEdge(0) - 1.25) < 1e-9);
 });
+
+Deno.test("Window.count() counts every event and asks to observe all of the first 100 of a second, then one in eight", () => {
+  const w = new Window(10);
+  let observe = 0;
+  for (let i = 0; i < 200; i++) {
+    if (w.count(T0 + 500)) {
+      observe++;
+      w.observe(T0 + 500, i % 2 === 0, 1);
+    }
+  }
+  assert.equal(observe, 100 + 13); // 104, 112, ..., 200
+  const s = w.summary(T0 + 900);
+  assert.equal(s.count, 200); // the rate counts every event
+  assert.equal(s.rate, 20);
+  assert.ok(Math.abs(s.errorRate - 0.5) < 0.05, `error rate ${s.errorRate} from the sample`);
+});

@@ -5,7 +5,8 @@
  * `GET /users/:id`, tokens verified by `oauth()`), `hono-policies` (Hono's `cors()` and `jwt()`
  * middlewares on the same route) and `bare-cors` (bare plus the one CORS response header, which
  * measures what a second response header costs in `Deno.serve` itself); for scenario (f)
- * `fw-dashboard` (fw with `dashboard()` installed and no page open).
+ * `fw-dashboard` (fw with `dashboard()` installed and no page open) and `fw-middleware` (fw with
+ * one middleware that does nothing: what any middleware costs).
  *
  * @module
  */
@@ -77,7 +78,9 @@ if (kind === "bare" || kind === "bare-cors") {
   });
   for (let i = 0; i < extra; i++) app.get(`/r${i}/:id`, (c) => c.json({ id: c.req.param("id") }));
   Deno.serve({ port, hostname: "127.0.0.1", onListen: ready }, app.fetch);
-} else if (kind === "fw" || kind === "fw-policies" || kind === "fw-dashboard") {
+} else if (
+  kind === "fw" || kind === "fw-policies" || kind === "fw-dashboard" || kind === "fw-middleware"
+) {
   const policies = kind === "fw-policies";
   const users = policies
     ? (endpoint().cors({ origin: BENCH_ORIGIN }).secure() as EndpointBuilder)
@@ -123,6 +126,10 @@ if (kind === "bare" || kind === "bare-cors") {
     .use(http({ port, hostname: "127.0.0.1", signals: false }));
   if (policies) {
     app.use(oauth({ issuer: BENCH_ISSUER, audience: BENCH_AUDIENCE, secret: BENCH_SECRET }));
+  }
+  if (kind === "fw-middleware") {
+    // the reference for (f): one middleware that does nothing
+    app.use({ name: "noop", setup: (ctx) => ctx.addMiddleware((_req, _info, next) => next()) });
   }
   if (kind === "fw-dashboard") {
     // installed, guarded, and no page open: its middleware counts every request

@@ -84,7 +84,7 @@ const scenarios: Scenario[] = [
     name: "(f) (b) with dashboard() and no page open vs without",
     path: "/users/42?limit=10",
     routes: 3,
-    kinds: ["fw", "fw-dashboard"],
+    kinds: ["fw", "fw-dashboard", "fw-middleware"],
   },
 ];
 const only = args.only as string | undefined;
@@ -171,7 +171,8 @@ for (const s of selected) {
     console.log(
       `${s.name}: fw ${m.fw.toFixed(0)}  fw+dashboard ${m["fw-dashboard"].toFixed(0)}  ` +
         `ratio ${(m["fw-dashboard"] / m.fw).toFixed(3)} (cost ` +
-        `${((1 - m["fw-dashboard"] / m.fw) * 100).toFixed(1)}%)\n    per round: ${perRound}`,
+        `${((1 - m["fw-dashboard"] / m.fw) * 100).toFixed(1)}%)  fw+empty middleware ` +
+        `${m["fw-middleware"].toFixed(0)}\n    per round (fw+dashboard/fw): ${perRound}`,
     );
     continue;
   }
@@ -233,14 +234,16 @@ if (Object.keys(policyResults).length) {
   }
 }
 if (Object.keys(dashboardResults).length) {
-  console.log("\n| scenario | fw | fw+dashboard | ratio | cost | per-round ratios |");
-  console.log("| --- | ---: | ---: | ---: | ---: | --- |");
+  console.log(
+    "\n| scenario | fw | fw+dashboard | ratio | cost | per-round ratios | fw+empty middleware |",
+  );
+  console.log("| --- | ---: | ---: | ---: | ---: | --- | ---: |");
   for (const [name, { m, perRound }] of Object.entries(dashboardResults)) {
     const ratio = m["fw-dashboard"] / m.fw;
     console.log(
       `| ${name} | ${m.fw.toFixed(0)} | ${m["fw-dashboard"].toFixed(0)} | ${ratio.toFixed(3)} | ${
         ((1 - ratio) * 100).toFixed(1)
-      }% | ${perRound} |`,
+      }% | ${perRound} | ${m["fw-middleware"].toFixed(0)} |`,
     );
   }
 }
