@@ -1,5 +1,5 @@
 /**
- * The fw barrel (not published): re-exports the three members so that examples and tests inside
+ * The fw barrel (not published): re-exports the four members so that examples and tests inside
  * this repository can import everything from one place. Users import the members themselves.
  *
  * @module
@@ -8,3 +8,4 @@
 export * as runtime from "@fw/runtime";
 export * as application from "@fw/application";
 export * as events from "@fw/events";
+export * as dashboard from "@fw/dashboard";

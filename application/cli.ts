@@ -1,10 +1,11 @@
 /**
- * The fw command line: `generate`, `dev`, `openapi`.
+ * The fw command line: `generate`, `dev`, `openapi`, `dlq`.
  *
  * ```sh
  * deno run -A jsr:@fw/application/cli generate src/main.ts
  * deno run -A jsr:@fw/application/cli dev src/main.ts
  * deno run -A jsr:@fw/application/cli openapi src/main.ts --out openapi.json
+ * FW_DASHBOARD_TOKEN=... deno run -A jsr:@fw/application/cli dlq redrive --url https://app --topic orders.placed
  * ```
  *
  * `generate` writes the static loaders beside the entry file: `.gen/api.gen.ts` for route files
@@ -20,7 +21,9 @@
  * imports its loaders statically (as a deployment needs) stays current. SIGINT or SIGTERM to
  * `dev` passes the signal to the app, which drains, and ends the watcher 1.5 s later at the
  * latest (Deno's watcher would otherwise wait for a file change). `openapi` prints the
- * document (or writes it with `--out`).
+ * document (or writes it with `--out`). `dlq list|redrive|discard --url <app>` lists, redrives or
+ * discards the dead letters of a running application through its dashboard's JSON API
+ * (`@fw/dashboard`), with the bearer token from `FW_DASHBOARD_TOKEN`.
  *
  * @module
  */
@@ -28,6 +31,7 @@
 import { listFiles, renderLoader } from "@fw/runtime";
 import { isRouteFile } from "./_scan.ts";
 import { recordedPrefixes, renderRouteTypes, servedPrefixes } from "./_route_types.ts";
+import { dlq, DLQ_USAGE } from "./_dlq_cli.ts";
 import { openApiFiles } from "./openapi/_files.ts";
 import type { OpenApiDocument } from "./openapi/types.ts";
 
@@ -255,6 +259,8 @@ Commands:
                         when route or handler files come or go; SIGINT or SIGTERM
                         stops the app and the watcher within about 1.5 s
   openapi <entry.ts>    print the OpenAPI document
+  dlq <list|redrive|discard> --url <app>
+                        dead letters of a running app, through its dashboard (fw dlq --help)
 
 Options:
   --check                 generate: write nothing, exit 1 when a file is out of date
@@ -263,6 +269,14 @@ Options:
   --out <file>            openapi: write the document to a file instead of printing it
   --prefix <path>         openapi: the api() to document when there are several`;
 
+const encoder = new TextEncoder();
+const DLQ_IO = {
+  env: (name: string) => Deno.env.get(name),
+  out: (line: string) => console.log(line),
+  progress: (text: string) => void Deno.stderr.writeSync(encoder.encode(`\r${text}`)),
+  err: (line: string) => console.error(line),
+};
+
 /**
  * Runs the command line.
  *
@@ -270,6 +284,13 @@ Options:
  * @returns The exit code.
  */
 export async function main(args: string[]): Promise<number> {
+  if (args[0] === "dlq") {
+    if (args[1] === "--help" || args[1] === "-h") {
+      console.log(DLQ_USAGE);
+      return 0;
+    }
+    return await dlq(args.slice(1), DLQ_IO);
+  }
   const [command, entry, ...rest] = args;
   const options: GenerateOptions = {};
   let out: string | undefined;

@@ -26,6 +26,7 @@ export {
   type CloudPubSubClient,
   type CloudSubscribeOptions,
   type CloudSubscription,
+  type CloudSubscriptionStats,
 } from "./transports/cloud/client.ts";
 export {
   CloudPubSubTransport,

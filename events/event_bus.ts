@@ -70,6 +70,22 @@ export interface StoredDeadLetter extends DeadLetter {
   readonly transport: string;
 }
 
+/** What one handler's consumer is doing now ({@linkcode EventBus.handlerLoad}). */
+export interface HandlerLoad {
+  /** Handler name (as in logs and `dlq.handler`). */
+  readonly name: string;
+  /** Topic name. */
+  readonly topic: string;
+  /** Subscription group. */
+  readonly group: string;
+  /** Key of the transport it consumes from. */
+  readonly transport: string;
+  /** Invocations running now. */
+  readonly running: number;
+  /** Deliveries admitted and waiting for a concurrency slot. */
+  readonly queued: number;
+}
+
 /** A transport that may also take an envelope synchronously (throwing what publish rejects). */
 type MaybeSyncTransport = Transport & { publishNow?: (envelope: Envelope) => void };
 
@@ -380,5 +396,25 @@ export class EventBus {
       }
     }
     return n;
+  }
+
+  /**
+   * What each handler's consumer is doing now, in registration order (for dashboards).
+   *
+   * @returns One entry per registered handler.
+   */
+  handlerLoad(): HandlerLoad[] {
+    return this.#consumers.map((c, i) => {
+      const r = this.#registrations[i];
+      const t = r.definition.topic;
+      return {
+        name: r.name,
+        topic: t.name,
+        group: r.definition.options.group ?? r.name,
+        transport: this.transportName(t.name, t.channel),
+        running: c.running,
+        queued: c.queued,
+      };
+    });
   }
 }

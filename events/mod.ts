@@ -119,6 +119,7 @@ export type {
 } from "./handler_types.ts";
 export {
   activateBus,
+  busOf,
   getPublisher,
   type GetPublisherOptions,
   type Publisher,
@@ -155,6 +156,7 @@ export {
 export {
   EventBus,
   type EventBusOptions,
+  type HandlerLoad,
   type Registration,
   type StoredDeadLetter,
 } from "./event_bus.ts";
@@ -187,6 +189,7 @@ export {
   type Delivery,
   type DeliveryListener,
   QueueFullError,
+  type QueueStats,
   type Subscription,
   type SubscriptionSpec,
   type Transport,

@@ -31,5 +31,6 @@ export {
   eventServer,
   type EventServerOptions,
   type EventServerPlugin,
+  type EventServerStats,
   type TopicAction,
 } from "./server/event_server.ts";

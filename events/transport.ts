@@ -120,6 +120,29 @@ export interface TransportPublishOptions {
   readonly deliverAt?: number;
 }
 
+/**
+ * What a transport can tell about one subscription group's queue ({@linkcode Transport.inspect}).
+ * Fields the engine cannot know are left out, and `note` says why.
+ */
+export interface QueueStats {
+  /** Topic name. */
+  readonly topic: string;
+  /** Handler group (for broadcast groups on some engines: one entry per instance). */
+  readonly group: string;
+  /** Messages published but not yet handed to the group. */
+  readonly waiting?: number;
+  /** Messages handed to a consumer and not yet acknowledged. */
+  readonly inFlight?: number;
+  /** Messages waiting for a later retry. */
+  readonly retrying?: number;
+  /** Age of the oldest message still waiting or in flight, in ms. */
+  readonly oldestAgeMs?: number;
+  /** Engine-specific figures, by name (such as Redis `lag` or NATS `num_ack_pending`). */
+  readonly details?: Readonly<Record<string, number | string>>;
+  /** What the engine cannot tell, in words. */
+  readonly note?: string;
+}
+
 /** A reliable handler transport. */
 export interface Transport {
   /** Name for logs (`memory`, `denokv`, ...). */
@@ -137,6 +160,11 @@ export interface Transport {
   deadLetter(envelope: Envelope): Promise<void>;
   /** The dead letters this transport keeps. */
   readonly deadLetters: DeadLetterStore;
+  /**
+   * The backlog of each subscription group, as far as the engine can tell (optional: the
+   * operations dashboard shows it when a transport has it).
+   */
+  inspect?(): Promise<QueueStats[]>;
   /** Releases resources; pending redeliveries are kept where the transport is persistent. */
   close(): Promise<void>;
   /**

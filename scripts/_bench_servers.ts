@@ -7,7 +7,9 @@
  * measures what a second response header costs in `Deno.serve` itself), and for scenario (f)
  * `fw-traced` (fw with `telemetry()` tracing every request: an always-on sampler and a batching
  * exporter, see `_bench_tracing.ts`) beside `fw+sdk` (untraced fw whose handler makes the same
- * request span straight through the SDK: the floor any instrumentation on that SDK pays).
+ * request span straight through the SDK: the floor any instrumentation on that SDK pays), and for
+ * scenario (g) `fw-dashboard` (fw with `dashboard()` installed and no page open) and
+ * `fw-middleware` (fw with one middleware that does nothing: what any middleware costs).
  *
  * @module
  */
@@ -81,7 +83,10 @@ if (kind === "bare" || kind === "bare-cors") {
   });
   for (let i = 0; i < extra; i++) app.get(`/r${i}/:id`, (c) => c.json({ id: c.req.param("id") }));
   Deno.serve({ port, hostname: "127.0.0.1", onListen: ready }, app.fetch);
-} else if (kind === "fw" || kind === "fw-policies" || kind === "fw-traced" || kind === "fw+sdk") {
+} else if (
+  kind === "fw" || kind === "fw-policies" || kind === "fw-traced" || kind === "fw+sdk" ||
+  kind === "fw-dashboard" || kind === "fw-middleware"
+) {
   const policies = kind === "fw-policies";
   // fw+sdk: untraced fw whose handler makes the request's span straight through the SDK
   const handSpan = kind === "fw+sdk" ? sdkRequestSpan(benchTracerProvider()) : undefined;
@@ -135,6 +140,15 @@ if (kind === "bare" || kind === "bare-cors") {
   }
   if (policies) {
     app.use(oauth({ issuer: BENCH_ISSUER, audience: BENCH_AUDIENCE, secret: BENCH_SECRET }));
+  }
+  if (kind === "fw-middleware") {
+    // the reference for (g): one middleware that does nothing
+    app.use({ name: "noop", setup: (ctx) => ctx.addMiddleware((_req, _info, next) => next()) });
+  }
+  if (kind === "fw-dashboard") {
+    // installed, guarded, and no page open: its middleware counts every request
+    const { dashboard } = await import("@fw/dashboard");
+    app.use(dashboard({ secure: { roles: ["admin"] } }));
   }
   app.use(routes);
   await app.start();

@@ -10,7 +10,10 @@
  * median req/s of the rounds is reported with the ratios fw/bare and fw/Hono (for (e):
  * fw+policies/fw, the share of throughput the policies cost); (f) the cost of tracing: (b) with
  * `telemetry()` making a SERVER span per request (always-on sampler, batching exporter) against
- * (b) untraced, which is also what an app without `telemetry()` runs (no tracing code loaded).
+ * (b) untraced, which is also what an app without `telemetry()` runs (no tracing code loaded);
+ * (g) the cost of the operations dashboard while no page is open: (b) with `dashboard()` installed
+ * against (b) without it and with one empty middleware (its route metrics are counted on every
+ * request).
  * Hono and bare do no validation; fw validates everything.
  *
  * Servers run with `NODE_ENV=production`, as deployed: fw's response validation against
@@ -18,7 +21,7 @@
  *
  * Options: `--duration <s>` (default 4), `--rounds <n>` (default 3), `--connections <n>` (50),
  * `--only <letters>` (for example `--only ac`), `--traced` (the traced row only, like
- * `--only f`), `--dev`.
+ * `--only f`; `--only g` runs the dashboard row alone), `--dev`.
  *
  * @module
  */
@@ -88,6 +91,12 @@ const scenarios: Scenario[] = [
     routes: 3,
     kinds: ["fw", "fw-traced", "fw+sdk"],
   },
+  {
+    name: "(g) (b) with dashboard() and no page open vs without",
+    path: "/users/42?limit=10",
+    routes: 3,
+    kinds: ["fw", "fw-dashboard", "fw-middleware"],
+  },
 ];
 const only = (tracedOnly ? "f" : args.only) as string | undefined;
 const selected = only ? scenarios.filter((s) => only.includes(s.name[1])) : scenarios;
@@ -146,6 +155,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const results: Record<string, Record<string, number>> = {};
 const policyResults: Record<string, Record<string, number>> = {};
 const tracedResults: Record<string, { medians: Record<string, number>; ratios: string }> = {};
+const dashboardResults: Record<string, { m: Record<string, number>; perRound: string }> = {};
 let port = 18300;
 
 for (const s of selected) {
@@ -166,6 +176,18 @@ for (const s of selected) {
     }
   }
   const medians = Object.fromEntries(kinds.map((k) => [k, median(runs[k])]));
+  if (kinds.includes("fw-dashboard")) {
+    const m = medians;
+    const perRound = runs.fw.map((fw, i) => (runs["fw-dashboard"][i] / fw).toFixed(3)).join(" ");
+    dashboardResults[s.name] = { m, perRound };
+    console.log(
+      `${s.name}: fw ${m.fw.toFixed(0)}  fw+dashboard ${m["fw-dashboard"].toFixed(0)}  ` +
+        `ratio ${(m["fw-dashboard"] / m.fw).toFixed(3)} (cost ` +
+        `${((1 - m["fw-dashboard"] / m.fw) * 100).toFixed(1)}%)  fw+empty middleware ` +
+        `${m["fw-middleware"].toFixed(0)}\n    per round (fw+dashboard/fw): ${perRound}`,
+    );
+    continue;
+  }
   if (kinds.includes("fw-traced")) {
     const ratios = runs.fw.map((fw, i) => (runs["fw-traced"][i] / fw).toFixed(2)).join(" ");
     tracedResults[s.name] = { medians, ratios };
@@ -251,6 +273,20 @@ if (Object.keys(policyResults).length) {
       } | ${ratio.toFixed(2)} | ${((1 - ratio) * 100).toFixed(1)}% | ${m.bare.toFixed(0)} | ${
         m["bare-cors"].toFixed(0)
       } |`,
+    );
+  }
+}
+if (Object.keys(dashboardResults).length) {
+  console.log(
+    "\n| scenario | fw | fw+dashboard | ratio | cost | per-round ratios | fw+empty middleware |",
+  );
+  console.log("| --- | ---: | ---: | ---: | ---: | --- | ---: |");
+  for (const [name, { m, perRound }] of Object.entries(dashboardResults)) {
+    const ratio = m["fw-dashboard"] / m.fw;
+    console.log(
+      `| ${name} | ${m.fw.toFixed(0)} | ${m["fw-dashboard"].toFixed(0)} | ${ratio.toFixed(3)} | ${
+        ((1 - ratio) * 100).toFixed(1)
+      }% | ${perRound} | ${m["fw-middleware"].toFixed(0)} |`,
     );
   }
 }

@@ -8,6 +8,7 @@
 import type { Application } from "@fw/application";
 import { createLogger, MemorySink } from "@fw/runtime";
 import { shopApp } from "../examples/shop/src/main.ts";
+import type { ShopConfig } from "../examples/shop/src/config.ts";
 import type { Charge, PaymentGateway } from "../examples/shop/src/payments.ts";
 import { FakeGateway, PaymentError } from "../examples/shop/src/payments.ts";
 import { Payments } from "../examples/shop/src/services.ts";
@@ -91,8 +92,11 @@ export interface RunningShop {
   stop(): Promise<void>;
 }
 
-/** The shop on port 0 with `:memory:` Deno KV, started; stop it with `stop()`. */
-export async function startShop(): Promise<RunningShop> {
+/**
+ * The shop on port 0 with `:memory:` Deno KV (or what `config` says, such as a Redis URL),
+ * started; stop it with `stop()`.
+ */
+export async function startShop(config: Partial<ShopConfig> = {}): Promise<RunningShop> {
   const logs = new MemorySink();
   const gateway = new SwitchableGateway();
   const app = shopApp({
@@ -100,6 +104,7 @@ export async function startShop(): Promise<RunningShop> {
       port: PROXY ? Number(Deno.env.get("FW_SHOP_PORT")) : 0,
       kvPath: ":memory:",
       jwtSecret: SECRET,
+      ...config,
     },
     signals: false,
     logger: createLogger({ sink: logs, level: "info" }),

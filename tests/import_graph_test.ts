@@ -96,6 +96,14 @@ Deno.test("importing @fw/events loads no npm package and no node: module", async
   assert.deepEqual(loaded.filter((s) => s.startsWith("npm:") || s.startsWith("node:")), []);
 });
 
+Deno.test("no graph of @fw/application, its command line or @fw/events reaches the dashboard", async () => {
+  for (const entry of ["../application/mod.ts", "../application/cli.ts", "../events/mod.ts"]) {
+    const all = await graph(entry, true);
+    assert.ok(all.length > 5, `graph of ${entry} was read`);
+    assert.deepEqual(all.filter((s) => s.includes("/dashboard/")), [], entry);
+  }
+});
+
 Deno.test("importing @fw/application loads no stream or policy code until a route needs it", async () => {
   const loaded = await graph("../application/mod.ts");
   // only the option checks and the hooks of the policies: they load at warmup, on demand

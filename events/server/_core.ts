@@ -34,6 +34,8 @@ export interface LiveClient {
   beat(now: number): void;
   /** Ends the connection because the server is stopping; settles once it is released. */
   shutdown(): Promise<void>;
+  /** The topics it subscribes to now (one entry per subscription). */
+  topics(): Iterable<string>;
 }
 
 /** The access decision. */
@@ -43,6 +45,8 @@ export type Access = "ok" | "unauthorized" | "forbidden";
 export class ServerCore {
   readonly live = new Set<LiveClient>();
   stopping = false;
+  /** Connections closed for being too slow, since start. */
+  slowConsumerCloses = 0;
   #timer: TimerHandle | undefined;
   #connections = 0;
   #delayed: DelayedRealtime | undefined;

@@ -69,10 +69,16 @@ class SseClient implements LiveClient {
     this.core.live.add(this);
   }
 
+  /** Its one topic. */
+  topics(): Iterable<string> {
+    return [this.topic.name];
+  }
+
   #write(bytes: Uint8Array): void {
     if (this.#ended) return;
     const desired = this.#controller.desiredSize ?? 0;
     if (desired < 0) {
+      this.core.slowConsumerCloses++;
       this.#controller.enqueue(sseNamed("error", {
         code: "slow_consumer",
         message: "The client did not read fast enough: reconnect with Last-Event-ID",

@@ -86,12 +86,18 @@ export class WsConnection implements LiveClient {
     else if (event.type === "close") this.#ended();
   }
 
+  /** The topics of its subscriptions. */
+  *topics(): Iterable<string> {
+    for (const sub of this.#subs.values()) yield sub.topic.name;
+  }
+
   /** Sends one frame's text; closes a slow consumer whose queue would overflow. */
   #send(text: string): void {
     if (this.#closed) return;
     const socket = this.#socket;
     const buffered = socket.bufferedAmount;
     if (buffered > 0 && buffered + text.length > this.#core.limits.maxBufferedBytes) {
+      this.#core.slowConsumerCloses++;
       this.#close(EVENTS_CLOSE_CODES.slowConsumer, "slow consumer: send queue full");
       return;
     }

@@ -100,6 +100,11 @@ export interface EventServerPlugin extends Plugin {
   readonly realtime: RealtimeBroker | undefined;
   /** Open WebSocket connections and SSE streams. */
   readonly connections: number;
+  /**
+   * Subscriptions per topic now, and connections closed for being too slow since start (the
+   * operations dashboard shows them).
+   */
+  stats(): EventServerStats;
   /** The discovery document (after setup). */
   readonly discovery: DiscoveryDocument | undefined;
 }
@@ -127,6 +132,16 @@ function topicMap(topics: unknown): Map<string, Topic> {
     map.set(t.name, t);
   });
   return map;
+}
+
+/** What {@linkcode EventServerPlugin.stats} answers. */
+export interface EventServerStats {
+  /** Open WebSocket connections and SSE streams. */
+  readonly connections: number;
+  /** Subscriptions per topic (WebSocket subscriptions and SSE streams). */
+  readonly subscriptions: Record<string, number>;
+  /** Connections closed because they did not read fast enough, since start. */
+  readonly slowConsumerCloses: number;
 }
 
 /**
@@ -218,6 +233,17 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
     },
     get connections() {
       return core?.live.size ?? 0;
+    },
+    stats() {
+      const subscriptions: Record<string, number> = {};
+      for (const client of core?.live ?? []) {
+        for (const t of client.topics()) subscriptions[t] = (subscriptions[t] ?? 0) + 1;
+      }
+      return {
+        connections: core?.live.size ?? 0,
+        subscriptions,
+        slowConsumerCloses: core?.slowConsumerCloses ?? 0,
+      };
     },
     get discovery() {
       return discovery;

@@ -22,12 +22,14 @@ import {
   type Admission,
   type DeliveryListener,
   QueueFullError,
+  type QueueStats,
   type Subscription,
   type SubscriptionSpec,
   type Transport,
   type TransportCapabilities,
   type TransportPublishOptions,
 } from "../transport.ts";
+import { inspectMemory } from "./_memory_inspect.ts";
 
 /** Options of {@linkcode MemoryBroker}. */
 export interface MemoryBrokerOptions {
@@ -357,6 +359,11 @@ export class MemoryBroker implements Transport {
       }
     }
     this.deadLetters.add(envelope, this.#clock.now());
+  }
+
+  /** Each group's backlog: only a competing group with no instance yet holds messages. */
+  inspect(): Promise<QueueStats[]> {
+    return Promise.resolve(inspectMemory(this.#topics, this.#timers.size, this.#clock.now()));
   }
 
   /** Cancels scheduled retries and refuses further publishes. */

@@ -74,6 +74,24 @@ export interface CloudSubscription {
   close(): Promise<void>;
 }
 
+/** What a client can tell about one subscription ({@linkcode CloudPubSubClient.inspect}). */
+export interface CloudSubscriptionStats {
+  /** The subscription name fw gave (`<topic>~<group>`), or the engine's name for it. */
+  readonly subscription: string;
+  /** The topic. */
+  readonly topic: string;
+  /** Messages not yet delivered. */
+  readonly waiting?: number;
+  /** Delivered and not acknowledged. */
+  readonly inFlight?: number;
+  /** Age of the oldest unacknowledged message, ms. */
+  readonly oldestAgeMs?: number;
+  /** Engine figures by name. */
+  readonly details?: Readonly<Record<string, number | string>>;
+  /** What the engine cannot tell. */
+  readonly note?: string;
+}
+
 /**
  * What fw needs from a managed pub/sub client. Publish with attributes and an ordering key;
  * subscribe with a message callback whose messages expose data, attributes, id, delivery attempt,
@@ -107,6 +125,8 @@ export interface CloudPubSubClient {
    * cannot delay messages, and a delayed publish on the transport throws a `TypeError`.
    */
   readonly maxDelay?: number;
+  /** Optional: each subscription's backlog, for `inspect()` of the transport (dashboards). */
+  inspect?(): Promise<CloudSubscriptionStats[]>;
 }
 
 const METHODS = ["publish", "subscribe", "hasSubscriptions", "close"] as const;

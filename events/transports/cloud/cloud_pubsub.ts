@@ -26,6 +26,7 @@ import type { ScheduleStore } from "../../schedule/store.ts";
 import type {
   Delivery,
   DeliveryListener,
+  QueueStats,
   Subscription,
   SubscriptionSpec,
   Transport,
@@ -39,6 +40,7 @@ import {
   type CloudSubscription,
 } from "./client.ts";
 import { decodeEnvelope, encodeEnvelope, FW_ID, isStringMap } from "./_codec.ts";
+import { inspectCloud } from "./_inspect.ts";
 
 /** Options of {@linkcode cloudPubSubTransport}. */
 export interface CloudPubSubTransportOptions {
@@ -126,6 +128,8 @@ export class CloudPubSubTransport implements Transport {
   readonly #logger?: Logger;
   readonly #subscriptions = new Set<CloudSubscription>();
   #closed = false;
+  /** Each subscription's backlog, when the client can tell it (NATS JetStream can). */
+  readonly inspect?: () => Promise<QueueStats[]>;
 
   /**
    * Checks the client and options.
@@ -155,6 +159,7 @@ export class CloudPubSubTransport implements Transport {
     this.#closeClient = options.closeClient ?? true;
     this.#clock = options.clock ?? systemClock;
     this.#logger = options.logger;
+    if (typeof client.inspect === "function") this.inspect = () => inspectCloud(client);
     this.deadLetters = new MemoryDeadLetters({
       limit: positiveInt("deadLetterLimit", options.deadLetterLimit, 1000),
       ...(options.logger ? { logger: options.logger } : {}),

@@ -42,10 +42,12 @@ import type {
   CloudPubSubClient,
   CloudSubscribeOptions,
   CloudSubscription,
+  CloudSubscriptionStats,
 } from "./client.ts";
 import type { ScheduleStore } from "../../schedule/store.ts";
 import { NatsScheduleStore } from "./_schedule_nats.ts";
 import { NATS_MAX_DELAY_MS, NatsDelays } from "./_nats_delay.ts";
+import { inspectNats } from "./_nats_inspect.ts";
 
 /**
  * A connection from `connect()` of npm `@nats-io/transport-node` (or `@nats-io/nats-core`),
@@ -379,6 +381,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     if (!exists) {
       await jsm.consumers.add(this.#stream, {
         durable_name: name,
+        description: options.subscription,
         filter_subject: subject,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.New,
@@ -434,6 +437,12 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     this.#lease = setInterval(() => {
       for (const m of this.#inflight) m.working();
     }, Math.max(50, Math.floor(this.#o.ackWaitMs / 3)));
+  }
+
+  /** Each consumer's pending and ack-pending counts (`inspect()` of the transport). */
+  async inspect(): Promise<CloudSubscriptionStats[]> {
+    const { jsm } = await this.#open();
+    return inspectNats(jsm, this.#stream, this.#prefix);
   }
 
   /** Whether a consumer of the stream is filtered to the topic's subject. */

@@ -20,6 +20,7 @@ import type { Clock, TimerHandle } from "@fw/runtime";
 import type { Envelope } from "../../envelope.ts";
 import type {
   DeliveryListener,
+  QueueStats,
   Subscription,
   SubscriptionSpec,
   Transport,
@@ -28,6 +29,7 @@ import type {
 } from "../../transport.ts";
 import { type DeliverMessage, type GroupRecord, keys, MARK, newQid } from "./_keys.ts";
 import { KvDispatcher, type LocalInstance } from "./_dispatch.ts";
+import { inspectDenoKv } from "./_inspect.ts";
 import { DENOKV_MAX_DELAY_MS, type ResolvedOptions, resolveOptions } from "./_options.ts";
 import {
   beat,
@@ -324,6 +326,11 @@ export class DenoKvTransport implements Transport {
     for (const prefix of [keys.instances(p, topic, group), keys.parkedOf(p, topic, group)]) {
       for await (const e of kv.list({ prefix })) await retryLocked(() => kv.delete(e.key));
     }
+  }
+
+  /** What the transport's keys tell about each group (the Deno KV queue cannot be listed). */
+  async inspect(): Promise<QueueStats[]> {
+    return inspectDenoKv(await this.#open(), this.#prefix, this.#clock.now());
   }
 
   /**

@@ -30,6 +30,7 @@ import {
 import type { Envelope } from "../../envelope.ts";
 import type {
   DeliveryListener,
+  QueueStats,
   Subscription,
   SubscriptionSpec,
   Transport,
@@ -37,6 +38,7 @@ import type {
   TransportPublishOptions,
 } from "../../transport.ts";
 import { Deadlines, settleBy } from "./_deadline.ts";
+import { inspectRedis } from "./_inspect.ts";
 import { instanceMember, keys, redisGroup } from "./_keys.ts";
 import {
   type KvStreamTransportOptions,
@@ -363,6 +365,12 @@ export class KvStreamTransport implements Transport {
     const g = redisGroup({ topic, group, distribution: "competing", instanceId: "" });
     await main.sendCommand(["XGROUP", "DESTROY", keys.stream(p, topic), g]).catch(() => {});
     await main.sendCommand(["DEL", keys.retries(p, topic, g), keys.delayed(p, topic, g)]);
+  }
+
+  /** Each Redis group's lag, pending entries, retries and oldest age (`XINFO GROUPS`). */
+  async inspect(): Promise<QueueStats[]> {
+    const { main } = await this.#connect();
+    return inspectRedis(main, this.#o.prefix, this.#o.clock.now());
   }
 
   /**

@@ -22,6 +22,7 @@ import type { Envelope } from "../../envelope.ts";
 import type {
   DeadLetterStore,
   DeliveryListener,
+  QueueStats,
   Subscription,
   SubscriptionSpec,
   Transport,
@@ -35,6 +36,7 @@ import {
   type SqlTransportOptions,
 } from "./_options.ts";
 import { type SqlNames, sqlNames } from "./_schema.ts";
+import { inspectSql } from "./_inspect.ts";
 import { SqlConnections } from "./_connections.ts";
 import { heartbeat } from "./_registry.ts";
 import { type SqlQueries, sqlQueries } from "./_queries.ts";
@@ -354,6 +356,11 @@ export class SqlTransport implements Transport {
   async dropGroup(topic: string, group: string): Promise<void> {
     const conn = await this.#conns.main();
     await conn.sql.unsafe(this.#queries.dropGroup, [topic, group]);
+  }
+
+  /** Each group's ready, claimed and retrying rows and oldest age (one query). */
+  async inspect(): Promise<QueueStats[]> {
+    return inspectSql((await this.#conns.main()).sql, this.#names);
   }
 
   /**

@@ -19,6 +19,10 @@ export interface ShopConfig {
   port: number;
   /** Deno KV database: a file, `":memory:"`, or undefined for the default database. */
   kvPath?: string;
+  /** Redis URL: events go over Redis Streams instead of Deno KV when set (`SHOP_REDIS_URL`). */
+  redisUrl?: string;
+  /** Key prefix in Redis (default `shop:`). */
+  redisPrefix?: string;
   /** HS256 secret that signs admin tokens. */
   jwtSecret: string;
   /** Expected token issuer. */
@@ -50,9 +54,12 @@ export function loadConfig(overrides: Partial<ShopConfig> = {}): ShopConfig {
     throw new Error(`Invalid PORT "${env("PORT")}": expected a port number`);
   }
   const kvPath = "kvPath" in overrides ? overrides.kvPath : env("SHOP_KV_PATH");
+  const redisUrl = "redisUrl" in overrides ? overrides.redisUrl : env("SHOP_REDIS_URL");
   return {
     port,
     ...(kvPath !== undefined ? { kvPath } : {}),
+    ...(redisUrl !== undefined ? { redisUrl } : {}),
+    ...(overrides.redisPrefix !== undefined ? { redisPrefix: overrides.redisPrefix } : {}),
     jwtSecret,
     jwtIssuer: overrides.jwtIssuer ?? env("SHOP_JWT_ISSUER") ?? "shop-dev",
     jwtAudience: overrides.jwtAudience ?? env("SHOP_JWT_AUDIENCE") ?? "shop-api",

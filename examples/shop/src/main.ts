@@ -11,6 +11,9 @@
  * - A live dashboard at `/`: a page whose script (`dashboard.ts`, bundled for the browser by
  *   `deno task generate`) reads `GET /orders/live` (Server-Sent Events) and places orders through
  *   the typed client of `@fw/application/client`.
+ * - The operations dashboard of `@fw/dashboard` at `/_fw/` (admin scope): routes, topics,
+ *   handlers, queues and dead letters, with redrive from the page.
+ * - `SHOP_REDIS_URL` carries the events over Redis Streams instead of Deno KV.
  *
  * ```sh
  * deno task dev:shop    # then open http://127.0.0.1:8000/
@@ -20,12 +23,14 @@
  */
 
 import { api, type Application, application, http, oauth, type Plugin } from "@fw/application";
-import { events } from "@fw/events";
+import { dashboard } from "@fw/dashboard";
+import { events, type Transport } from "@fw/events";
 import { denoKvTransport } from "@fw/events/denokv";
+import { kvStreamTransport } from "@fw/events/kvstore";
 import type { Logger } from "@fw/runtime";
-import dashboard from "../public/dashboard.html" with { type: "text" };
+import livePage from "../public/dashboard.html" with { type: "text" };
 import dashboardScript from "./.gen/dashboard.js" with { type: "text" };
-import { loadConfig, type ShopConfig } from "./config.ts";
+import { ADMIN_SCOPE, loadConfig, type ShopConfig } from "./config.ts";
 import { DeadLetters, Store } from "./services.ts";
 import { ShopStore } from "./store.ts";
 import routes from "./.gen/api.gen.ts";
@@ -37,13 +42,13 @@ import handlers from "./.gen/events.gen.ts";
  */
 function dashboardPage(): Plugin {
   return {
-    name: "dashboard",
+    name: "live-page",
     warmup(ctx) {
       const headers = { "content-type": "text/html; charset=utf-8" };
       ctx.addRoute({
         method: "GET",
         path: "/",
-        handler: () => new Response(dashboard, { headers }),
+        handler: () => new Response(livePage, { headers }),
       });
       const script = { "content-type": "text/javascript; charset=utf-8" };
       ctx.addRoute({
@@ -76,13 +81,13 @@ export interface ShopAppOptions {
  */
 export function shopApp(options: ShopAppOptions = {}): Application {
   const config = loadConfig(options.config);
-  const bus = events({
-    manifest: handlers,
-    transport: denoKvTransport({
+  const transport: Transport = config.redisUrl !== undefined
+    ? kvStreamTransport({ url: config.redisUrl, keyPrefix: config.redisPrefix ?? "shop:" })
+    : denoKvTransport({
       ...(config.kvPath !== undefined ? { path: config.kvPath } : {}),
       keyPrefix: "shop",
-    }),
-  });
+    });
+  const bus = events({ manifest: handlers, transport });
   const app = application({
     root: import.meta.url,
     ...(options.logger ? { logger: options.logger } : {}),
@@ -95,6 +100,7 @@ export function shopApp(options: ShopAppOptions = {}): Application {
     .use(
       oauth({ issuer: config.jwtIssuer, audience: config.jwtAudience, secret: config.jwtSecret }),
     )
+    .use(dashboard({ secure: { scopes: [ADMIN_SCOPE] } }))
     .use(dashboardPage())
     .use(api({
       manifest: routes,
