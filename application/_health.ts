@@ -6,6 +6,8 @@
  * @module
  */
 
+import { pathOf, urlOf } from "./_dispatch.ts";
+
 /** The `health` option of `http()`. */
 export interface HealthOptions {
   /** Path of the liveness route: 200 while the process serves at all. Default `/livez`. */
@@ -81,22 +83,20 @@ export function checkHealth(
 const HEADERS = { "content-type": "application/json", "cache-control": "no-store" };
 
 /**
- * The answer to a health route, or undefined when `url` is not one.
+ * The answer to a health route, or undefined when the request is for another path. The path is
+ * cut as the dispatcher cuts it (`pathOf`, on the URL `urlOf` remembers for the dispatcher).
  *
  * @param settings The checked option.
- * @param url The request URL (absolute, as `Deno.serve` gives it).
+ * @param req The request.
  * @param ready Whether the application has started and is not stopping.
  * @returns The response for a health path, else undefined.
  */
 export function healthResponse(
   settings: HealthSettings,
-  url: string,
+  req: Request,
   ready: () => "starting" | "ready" | "stopping",
 ): Response | undefined {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start < 0) return undefined;
-  const query = url.indexOf("?", start);
-  const path = query < 0 ? url.slice(start) : url.slice(start, query);
+  const path = pathOf(urlOf(req));
   if (path === settings.liveness) {
     return new Response('{"status":"alive"}', { status: 200, headers: HEADERS });
   }

@@ -187,7 +187,7 @@ export function http(options: HttpOptions = {}): Plugin {
       const handler: Deno.ServeHandler<Deno.NetAddr> = health === undefined
         ? (req, conn) => ctx.dispatch(req, new ConnInfo(conn, info))
         : (req, conn) =>
-          healthResponse(health, req.url, state) ?? ctx.dispatch(req, new ConnInfo(conn, info));
+          healthResponse(health, req, state) ?? ctx.dispatch(req, new ConnInfo(conn, info));
       server = Deno.serve({
         port: settings.port,
         hostname: settings.hostname,
