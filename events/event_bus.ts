@@ -18,6 +18,7 @@ import {
   type Tracer,
 } from "@fw/runtime";
 import { Consumer } from "./consumer.ts";
+import { checkMaxDelay } from "./schedule/_delay.ts";
 import { endWith, messagingSystem, startPublishSpan } from "./_tracing.ts";
 import type { Envelope } from "./envelope.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
@@ -252,13 +253,19 @@ export class EventBus {
         ),
       );
     }
-    if (options.deliverAt !== undefined && transport.capabilities.maxDelay === undefined) {
-      const name = this.#router.select(envelope.topic, envelope.channel);
-      return Promise.reject(
-        new TypeError(
-          `Invalid publish option "deliverAt" for topic "${envelope.topic}": transport "${name}" cannot delay messages`,
-        ),
-      );
+    if (options.deliverAt !== undefined) {
+      // what the publisher checked already, for callers of publishEnvelope (the Event Server)
+      try {
+        checkMaxDelay(
+          envelope.topic,
+          { deliverAt: options.deliverAt, option: "deliverAt" },
+          this.clock.now(),
+          this.#router.select(envelope.topic, envelope.channel),
+          transport.capabilities,
+        );
+      } catch (err) {
+        return Promise.reject(err);
+      }
     }
     return transport.publish(envelope, options).then(() => {
       counters.ok.add(1);
