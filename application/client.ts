@@ -25,6 +25,7 @@ export {
   apiClient,
   type ApiClientOptions,
   type FetchLike,
+  type MethodCall,
 } from "./client/api_client.ts";
 export { type ApiEventStream } from "./client/sse_stream.ts";
 export { type ApiSocket } from "./client/socket.ts";

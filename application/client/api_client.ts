@@ -49,33 +49,27 @@ export interface ApiClientOptions {
   webSocket?: (url: string, headers: Record<string, string>) => WebSocket;
 }
 
+/**
+ * A call of one HTTP method on the routes of `R` that take it: the path picks the route, whose
+ * definition types the options and the result.
+ */
+export type MethodCall<R, M extends HttpMethod> = <P extends RoutePath<R, M>>(
+  path: P,
+  ...options: OptionsArg<CallOptions<RouteDef<R, M, P>, P>>
+) => Promise<ApiResult<RouteDef<R, M, P>>>;
+
 /** The client of a route map `R` (the `ApiRoutes` type `generate` writes). */
 export interface ApiClient<R> {
   /** `GET` a route. */
-  get<P extends RoutePath<R, "GET">>(
-    path: P,
-    ...options: OptionsArg<CallOptions<RouteDef<R, "GET", P>, P>>
-  ): Promise<ApiResult<RouteDef<R, "GET", P>>>;
+  get: MethodCall<R, "GET">;
   /** `POST` to a route. */
-  post<P extends RoutePath<R, "POST">>(
-    path: P,
-    ...options: OptionsArg<CallOptions<RouteDef<R, "POST", P>, P>>
-  ): Promise<ApiResult<RouteDef<R, "POST", P>>>;
+  post: MethodCall<R, "POST">;
   /** `PUT` a route. */
-  put<P extends RoutePath<R, "PUT">>(
-    path: P,
-    ...options: OptionsArg<CallOptions<RouteDef<R, "PUT", P>, P>>
-  ): Promise<ApiResult<RouteDef<R, "PUT", P>>>;
+  put: MethodCall<R, "PUT">;
   /** `PATCH` a route. */
-  patch<P extends RoutePath<R, "PATCH">>(
-    path: P,
-    ...options: OptionsArg<CallOptions<RouteDef<R, "PATCH", P>, P>>
-  ): Promise<ApiResult<RouteDef<R, "PATCH", P>>>;
+  patch: MethodCall<R, "PATCH">;
   /** `DELETE` a route. */
-  delete<P extends RoutePath<R, "DELETE">>(
-    path: P,
-    ...options: OptionsArg<CallOptions<RouteDef<R, "DELETE", P>, P>>
-  ): Promise<ApiResult<RouteDef<R, "DELETE", P>>>;
+  delete: MethodCall<R, "DELETE">;
   /**
    * Reads a server-stream route over Server-Sent Events: an async iterable of its messages, which
    * reconnects with `Last-Event-ID` after a dropped connection when the server sends ids.
@@ -174,13 +168,11 @@ export function apiClient<R>(baseUrl: string | URL, options: ApiClientOptions = 
       body = JSON.stringify(o.body);
       h["content-type"] = "application/json";
     }
-    const res = await send(url(path, o), {
-      method,
-      headers: h,
-      body,
-      signal: o.signal,
-      redirect: o.redirect,
-    });
+    const init: RequestInit = { method, headers: h };
+    if (body !== undefined) init.body = body;
+    if (o.signal !== undefined) init.signal = o.signal;
+    if (o.redirect !== undefined) init.redirect = o.redirect;
+    const res = await send(url(path, o), init);
     const value = await read(res, method);
     const { status } = res;
     return status < 400
