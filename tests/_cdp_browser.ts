@@ -81,8 +81,8 @@ export class Page {
     return (r.result as { value: T }).value;
   }
 
-  /** Polls `expression` until it is truthy (every 50 ms, up to `timeoutMs`). */
-  async waitFor<T = unknown>(expression: string, what: string, timeoutMs = 15_000): Promise<T> {
+  /** Polls `expression` until it is truthy (every 50 ms, up to `timeoutMs`, 30 s by default). */
+  async waitFor<T = unknown>(expression: string, what: string, timeoutMs = 30_000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await this.evaluate<T>(expression).catch(() => undefined);

@@ -33,7 +33,17 @@ Deno.test({
       assert.equal(res.status, 201);
       const order = await res.json();
       const row = `document.querySelector('tr[data-id="${order.id}"]')`;
-      await page.waitFor(`${row}?.dataset.status === "paid"`, "the order to show as paid");
+      await page.waitFor(`${row}?.dataset.status === "paid"`, "the order to show as paid", 60_000)
+        .catch(async (err) => {
+          // What the page and the shop saw, so a failure on a loaded CI machine says where the
+          // update stopped (the feed, the payment handler or the broadcast to the dashboard).
+          const seen = await page.evaluate(
+            `JSON.stringify({ row: ${row}?.dataset.status ?? null, updates: globalThis.shop.updates, connection: document.getElementById('connection').textContent })`,
+          ).catch((e) => String(e));
+          throw new Error(
+            `${err.message}; page: ${seen}; shop log:\n${shop.logs.lines().join("\n")}`,
+          );
+        });
       assert.deepEqual(
         await page.evaluate(`[...${row}.children].slice(0, 4).map((td) => td.textContent)`),
         [order.id.slice(0, 8), "paid", "3", "75.00"],
