@@ -29,12 +29,13 @@
  * @module
  */
 
-import { endpoint, matchedRoute } from "@fw/application";
+import { endpoint } from "@fw/application";
 import { compileEndpoint } from "@fw/application/compile";
 import { busOf } from "@fw/events";
 import type { AppContext, Plugin } from "@fw/runtime";
 import { apiRoutes, type Start } from "./_api.ts";
 import { Feed } from "./_feed.ts";
+import { type RequestCounter, requestCounter } from "./_requests.ts";
 import { RingTracer } from "./_ring_tracer.ts";
 import { appSchedules } from "./_scheduler_source.ts";
 import { SpanRing, type TraceSource } from "./traces.ts";
@@ -95,6 +96,7 @@ export function dashboard(options: DashboardOptions): DashboardPlugin {
   let meter: StatsMeter | undefined;
   let feed: Feed | undefined;
   let tracer: RingTracer | undefined;
+  let requests: RequestCounter | undefined;
   let traces: TraceSource | undefined = options.traces;
   let base = o.path;
   return {
@@ -120,36 +122,8 @@ export function dashboard(options: DashboardOptions): DashboardPlugin {
         ctx.setTracer(tracer = new RingTracer(ctx.tracer, ring, () => base));
         traces = ring;
       }
-      const observe = (req: Request, status: number, start: number) => {
-        // counted now: the route was not known when the request went in
-        const w = s.route(matchedRoute(req), req.method);
-        w.count(clock.now());
-        w.observe(clock.now(), status >= 500, performance.now() - start);
-      };
-      ctx.addMiddleware((req, _info, next) => {
-        const start = performance.now();
-        const res = next();
-        // the router has usually matched by now (an async middleware inside may delay it)
-        const route = matchedRoute(req);
-        if (route === undefined) {
-          return res.then((r) => {
-            observe(req, r.status, start);
-            return r;
-          }, (error) => {
-            observe(req, 500, start);
-            throw error;
-          });
-        }
-        const w = s.route(route, req.method);
-        if (!w.count(clock.now())) return res; // counted; its outcome is not sampled
-        return res.then((r) => {
-          w.observe(clock.now(), r.status >= 500, performance.now() - start);
-          return r;
-        }, (error) => {
-          w.observe(clock.now(), true, performance.now() - start);
-          throw error;
-        });
-      });
+      requests = requestCounter(s, clock);
+      ctx.addMiddleware(requests.middleware);
     },
     warmup(ctx: AppContext) {
       if (ctx.meter !== meter) {
@@ -197,6 +171,7 @@ export function dashboard(options: DashboardOptions): DashboardPlugin {
     },
     stop() {
       feed?.close();
+      requests?.stop();
     },
   };
 }
