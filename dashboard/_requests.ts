@@ -17,7 +17,7 @@ import type { Window } from "./_window.ts";
 /** Requests of one second that are all timed; past it, one in {@linkcode SAMPLE_EVERY} is. */
 export const SAMPLE_FROM = 100;
 /** One request in this many is timed past the first {@linkcode SAMPLE_FROM} of a second. */
-export const SAMPLE_EVERY = 16;
+export const SAMPLE_EVERY = 64;
 
 /** The middleware and the way to stop its ticker. */
 export interface RequestCounter {
