@@ -40,6 +40,9 @@ function hex(bytes: number): string {
 
 const now = () => performance.timeOrigin + performance.now();
 
+/** Log lines a span keeps while it is open. */
+const MAX_LOGS = 200;
+
 function contextOf(p: Span | SpanContext | null | undefined): SpanContext | undefined {
   if (p === null || p === undefined) return undefined;
   const sc = "spanId" in p ? p : p.context;
@@ -144,8 +147,10 @@ class RingSpan implements Span {
       ...(fields ? { fields } : {}),
     };
     // kept with the span until it ends (a span that is not kept leaves nothing in the ring)
-    if (!this.#ended) (this.#logs ??= []).push(line);
-    else if (!this.#skipped) this.#ring.log(this.context.traceId, this.context.spanId, line);
+    if (!this.#ended) {
+      const logs = this.#logs ??= [];
+      if (logs.length < MAX_LOGS) logs.push(line); // a long stream's span keeps its first lines
+    } else if (!this.#skipped) this.#ring.log(this.context.traceId, this.context.spanId, line);
   }
 }
 
