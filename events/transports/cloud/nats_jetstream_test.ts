@@ -236,6 +236,14 @@ Deno.test("natsJetStreamClient refuses bad options at creation", () => {
     () => new NatsJetStreamClient({ servers: "x:1", ackWaitMs: 5 }),
     /option "ackWaitMs": expected an integer >= 100, got 5/,
   );
+  assert.throws(
+    () => new NatsJetStreamClient({ servers: "x:1", replicas: 7 }),
+    /option "replicas": expected an integer from 1 to 5, got 7/,
+  );
+  assert.throws(
+    () => new NatsJetStreamClient({ servers: "x:1", replicas: 0 }),
+    /option "replicas": expected an integer from 1 to 5, got 0/,
+  );
 });
 
 natsTest(
