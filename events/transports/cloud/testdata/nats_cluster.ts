@@ -30,7 +30,10 @@ interface Jsz {
   account_details?: {
     stream_detail?: {
       name: string;
-      cluster?: { leader?: string; replicas?: { name: string }[] };
+      cluster?: {
+        leader?: string;
+        replicas?: { name: string; current?: boolean; offline?: boolean; lag?: number }[];
+      };
       state?: { messages?: number; last_seq?: number };
       consumer_detail?: { name: string; cluster?: { leader?: string } }[];
     }[];
@@ -232,6 +235,27 @@ export class NatsCluster {
       for (const s of a.stream_detail ?? []) if (s.name === stream) return s;
     }
     return undefined;
+  }
+
+  /**
+   * Waits until the stream's leader reports every other node as a current replica (a node that
+   * was down has caught up).
+   */
+  async waitForCurrentReplicas(stream: string, timeoutMs = 30_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const r = (await this.#leaderView(stream))?.cluster?.replicas ?? [];
+      const current = r.filter((x) => x.current && !x.offline && !x.lag).length;
+      if (current === this.nodes.length - 1) return;
+      if (Date.now() > end) {
+        throw new Error(
+          `Stream "${stream}" has ${current} current replicas, not ${
+            this.nodes.length - 1
+          }, after ${timeoutMs} ms`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** How many messages the stream's leader holds (undefined while it has no leader). */

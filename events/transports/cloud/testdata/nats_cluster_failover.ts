@@ -5,8 +5,9 @@
  * consumer instances through `cloudPubSubTransport`. The group's consumer is made to be led by the
  * node that leads the stream; once a third of the messages are stored, that node is killed
  * (SIGKILL), so both the stream and the consumer lose their leader, and the run goes on with the
- * other two nodes, which elect new ones. It reports which messages were never handled and how many were handled more than
- * once. Used by `nats_cluster_failover_test.ts` and `deno task chaos:nats-cluster`.
+ * other two nodes, which elect new ones. After the last message is handled the killed node starts
+ * again with its files and must catch up with the stream. It reports which messages were never
+ * handled and how many were handled more than once. Used by `nats_cluster_failover_test.ts` and `deno task chaos:nats-cluster`.
  *
  * @module
  */
@@ -155,6 +156,10 @@ export async function runNatsClusterFailover(
     const missing: number[] = [];
     for (let n = 0; n < messages; n++) if (counts[n] === 0) missing.push(n);
     const stored = ((await cluster.streamMessages(stream)) ?? 0) - 1; // less the warm-up
+    // The killed node comes back with its files and catches up from the new leader.
+    await cluster.restart(killed);
+    await cluster.waitForCurrentReplicas(stream, 60_000);
+    log(`${killed} is back and current`);
     return {
       published,
       stored,
