@@ -374,7 +374,10 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     onMessage: (message: CloudMessage) => void,
   ): Promise<CloudSubscription> {
     const { js, jsm } = await this.#open();
-    await this.#delays.start(js, jsm);
+    // The delay mover's stream and consumer are made while this subscription's consumer is (on a
+    // cluster each takes a consensus round); its failure is reported below, after the consumer's.
+    const mover = this.#delays.start(js, jsm);
+    mover.catch(() => {});
     const name = natsConsumerName(options.subscription);
     const subject = this.subject(options.topic);
     const o = this.#o;
@@ -408,6 +411,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
         ...(options.ephemeral ? { inactive_threshold: nanos(o.inactiveThresholdMs) } : {}),
       });
     }
+    await mover;
     const consumer = await js.consumers.get(this.#stream, name);
     let closed = false;
     const inflight = this.#inflight;
