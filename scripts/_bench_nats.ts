@@ -1,8 +1,9 @@
 /**
  * The NATS row of `deno task bench:events`: `cloudPubSubTransport` over `natsJetStreamClient` on
  * the NATS server at 127.0.0.1:4222 (file storage), one fresh stream per run, deleted after it;
- * its peer row `nats-raw`, the same messages straight on the NATS client; and `nats-r3`, the same
- * transport on a three-node cluster of its own with three replicas per stream.
+ * its peer row `nats-raw`, the same messages straight on the NATS client; and `nats-r1` beside
+ * `nats-r3`, the same transport on a private single server and on a private three-node cluster
+ * with three replicas per stream.
  *
  * This file imports the NATS packages for the peer row (the root `deno.json` maps them, as
  * bench-only imports; `@fw/events` itself imports them only in `nats_jetstream.ts`).
@@ -15,7 +16,11 @@ import { connect, headers } from "@nats-io/transport-node";
 import type { Transport } from "@fw/events";
 import { cloudPubSubTransport } from "@fw/events/cloud";
 import { NatsJetStreamClient } from "@fw/events/cloud-nats";
-import { NATS_ADDRESS, natsReachable } from "../events/transports/cloud/testdata/nats_server.ts";
+import {
+  NATS_ADDRESS,
+  natsReachable,
+  PrivateNatsServer,
+} from "../events/transports/cloud/testdata/nats_server.ts";
 import { hasNatsServer, NatsCluster } from "../events/transports/cloud/testdata/nats_cluster.ts";
 
 /**
@@ -56,30 +61,39 @@ function benchTransport(servers: string[], replicas: number): Transport {
   return transport;
 }
 
-/** The `nats-r3` row's cluster and its transports. */
+/** The `nats-r1` and `nats-r3` rows: a private server, a private cluster and their transports. */
 export interface NatsClusterBench {
-  /** A transport on a fresh stream with three replicas. */
-  make: () => Promise<Transport>;
-  /** Stops the cluster. */
+  /** A transport on a fresh stream on the private single server. */
+  single: () => Promise<Transport>;
+  /** A transport on a fresh stream with three replicas on the cluster. */
+  cluster: () => Promise<Transport>;
+  /** Stops the server and the cluster. */
   close: () => Promise<void>;
 }
 
 /**
- * The `nats-r3` row: the same transport on a three-node JetStream cluster of the benchmark's own
- * (`nats-server` processes on free ports, file storage in a temporary directory), every stream with
- * three replicas, the client given all three nodes. `undefined` (with the reason printed) when no
- * `nats-server` binary is on the PATH.
+ * The `nats-r1` and `nats-r3` rows: the same transport on a single `nats-server -js` and on a
+ * three-node JetStream cluster, both the benchmark's own (free ports, file storage in temporary
+ * directories, so no other user of the shared server skews the pair), every cluster stream with
+ * three replicas and the client given all three nodes. `undefined` (with the reason printed) when
+ * no `nats-server` binary is on the PATH.
  */
 export async function natsClusterBench(): Promise<NatsClusterBench | undefined> {
   if (!(await hasNatsServer())) {
-    console.error("nats-r3 skipped: no nats-server binary on PATH");
+    console.error("nats-r1 and nats-r3 skipped: no nats-server binary on PATH");
     return undefined;
   }
+  const server = new PrivateNatsServer();
   const cluster = new NatsCluster();
+  await server.start();
   await cluster.start();
   return {
-    make: () => Promise.resolve(benchTransport(cluster.servers, 3)),
-    close: () => cluster.close(),
+    single: () => Promise.resolve(benchTransport([server.address], 1)),
+    cluster: () => Promise.resolve(benchTransport(cluster.servers, 3)),
+    close: async () => {
+      await cluster.close();
+      await server.close();
+    },
   };
 }
 
