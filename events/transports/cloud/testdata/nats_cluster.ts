@@ -1,14 +1,35 @@
 /**
  * Test support: a three-node NATS JetStream cluster of the test's own. Each node is a
- * `nats-server -js --cluster ... --routes ...` on free ports (client, route and monitoring), with
- * its own store directory in one temporary directory, a shared cluster name and its own server
- * name. `start()` returns once the cluster has elected a JetStream meta leader; a node can be killed
+ * `nats-server -js --cluster ... --routes ...` on free ports below the ephemeral range (client,
+ * route and monitoring; see {@linkcode stablePort}), logging to a file, with its own store
+ * directory in one temporary directory, a shared cluster name and its own server name. `start()` returns once the cluster has elected a JetStream meta leader; a node can be killed
  * (SIGKILL) and started again with its storage; `close()` stops every node and removes the files.
  *
  * @module
  */
 
-import { freePort, natsReachable } from "./nats_server.ts";
+import { natsReachable } from "./nats_server.ts";
+
+/**
+ * A free TCP port on 127.0.0.1 below the system's ephemeral range. A node that is killed and
+ * started again must get its port back; a port from the ephemeral range may meanwhile have become
+ * the local end of some other process's outgoing connection.
+ */
+export function stablePort(): number {
+  let low = 32768;
+  try {
+    low = Number(Deno.readTextFileSync("/proc/sys/net/ipv4/ip_local_port_range").split(/\s+/)[0]);
+  } catch { /* not Linux: the usual start of the range */ }
+  const from = 10_000, to = Math.max(from + 1000, low);
+  for (let i = 0; i < 100; i++) {
+    const port = from + Math.floor(Math.random() * (to - from));
+    try {
+      Deno.listen({ hostname: "127.0.0.1", port }).close();
+      return port;
+    } catch { /* taken: try another */ }
+  }
+  throw new Error(`No free port between ${from} and ${to} on 127.0.0.1`);
+}
 
 /** One node of a {@linkcode NatsCluster}. */
 export interface NatsNode {
@@ -52,13 +73,13 @@ export class NatsCluster {
   /** @param size How many nodes (default 3). */
   constructor(size = 3) {
     this.nodes = Array.from({ length: size }, (_, i) => {
-      const port = freePort();
+      const port = stablePort();
       return {
         name: `n${i + 1}`,
         port,
         address: `127.0.0.1:${port}`,
-        routePort: freePort(),
-        monitorPort: freePort(),
+        routePort: stablePort(),
+        monitorPort: stablePort(),
       };
     });
   }
@@ -110,18 +131,35 @@ export class NatsCluster {
         `nats://127.0.0.1:${n.routePort}`,
         "--routes",
         routes,
+        "-l",
+        `${this.#dir}/${n.name}.log`,
       ],
       stdin: "null",
       stdout: "null",
       stderr: "null",
     }).spawn();
     this.#children.set(n.name, child);
+    this.#exits.delete(n.name);
+    child.status.then((s) => {
+      if (this.#children.get(n.name) === child) this.#exits.set(n.name, s.code);
+    });
   }
 
-  async #reachable(n: NatsNode): Promise<void> {
-    const end = Date.now() + 10_000;
+  readonly #exits = new Map<string, number>();
+
+  /** Waits until the node answers; else fails with its exit code and the end of its log. */
+  async #reachable(n: NatsNode, timeoutMs = 30_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
     while (!(await natsReachable(n.address))) {
-      if (Date.now() > end) throw new Error(`nats-server ${n.name} did not answer on ${n.address}`);
+      const code = this.#exits.get(n.name);
+      if (code !== undefined || Date.now() > end) {
+        const log = await Deno.readTextFile(`${this.#dir}/${n.name}.log`).catch(() => "");
+        throw new Error(
+          `nats-server ${n.name} did not answer on ${n.address} ${
+            code === undefined ? `in ${timeoutMs} ms` : `(it exited with code ${code})`
+          }; the end of its log:\n${log.slice(-2000)}`,
+        );
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
   }
