@@ -30,7 +30,8 @@ Deno.test({
     const log = Deno.env.get("FW_CHAOS_MESSAGES") ? console.log : undefined;
     const r = await runNatsClusterFailover({ messages: MESSAGES, publishers: 100, log });
     console.log(
-      `nats cluster failover: killed ${r.killed}, ${r.newLeader} took over; published ` +
+      `nats cluster failover: killed ${r.killed}, ${r.newLeader} took over in ` +
+        `${(r.electionMs / 1000).toFixed(1)} s; published ` +
         `${r.published}, stored ${r.stored}, handled ${r.handled} distinct in ${r.invocations} ` +
         `invocations (${r.duplicates} duplicates), missing ${r.missing.length}, ` +
         `${(r.elapsedMs / 1000).toFixed(1)} s`,

@@ -43,6 +43,8 @@ export interface FailoverResult {
   killed: string;
   /** The stream's leader after the kill. */
   newLeader: string;
+  /** From the kill until the monitoring endpoints name the new stream leader, in ms. */
+  electionMs: number;
   /** Wall time in ms. */
   elapsedMs: number;
 }
@@ -98,7 +100,7 @@ export async function runNatsClusterFailover(
   const producers = [bus(), bus(), bus(), bus()];
   const counts = new Uint16Array(messages);
   let handled = 0, invocations = 0, published = 0;
-  let killed = "", newLeader = "";
+  let killed = "", newLeader = "", electionMs = 0;
   let warm = false;
   try {
     for (const c of consumers) {
@@ -141,8 +143,10 @@ export async function runNatsClusterFailover(
             log(
               `killing ${killed} (stream and consumer leader) after ${published} published, ${handled} handled`,
             );
+            const killedAt = Date.now();
             await cluster.kill(killed);
             newLeader = await cluster.waitForStreamLeader(stream, 60_000);
+            electionMs = Date.now() - killedAt;
             log(`${newLeader} leads the stream now (${published} published, ${handled} handled)`);
           })();
         }
@@ -169,6 +173,7 @@ export async function runNatsClusterFailover(
       missing,
       killed,
       newLeader,
+      electionMs,
       elapsedMs: Date.now() - started,
     };
   } finally {
