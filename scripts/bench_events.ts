@@ -308,7 +308,12 @@ if (!only || only.has("denokv")) {
 if (!only || only.has("nats")) {
   const make = await natsBenchTransport();
   if (make) {
-    systems.push(["nats-raw", NATS_MESSAGES, (_c, n) => runRawNats(n, WINDOW)]);
+    systems.push(["nats-raw", NATS_MESSAGES, async (_c, n) => {
+      const cpu0 = cpuUsage();
+      const r = await runRawNats(n, WINDOW);
+      const cpu = cpuUsage(cpu0);
+      return { ...r, cpuNs: ((cpu.user + cpu.system) * 1000) / n };
+    }]);
     systems.push(["nats", NATS_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
   }
 }
@@ -334,23 +339,27 @@ for (let round = 1; round <= (systems.length ? ROUNDS : 0); round++) {
   }
 }
 
+/** The baseline each row is compared with in the same round: its raw peer, else `bare`. */
+const baselineOf = (name: string) => name.startsWith("nats") ? "nats-raw" : "bare";
 const fmt = (x: number) => Math.round(x).toLocaleString("en");
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 if (systems.length) {
   console.log(
-    "\nsystem    concurrency   messages/s   p50 ms   p99 ms   vs bare   CPU ns/msg   bare/this CPU",
+    "\nsystem    concurrency   messages/s   p50 ms   p99 ms   vs base   CPU ns/msg   base/this CPU" +
+      "   (best round; base: nats-raw for nats, else bare; CPU: median)",
   );
 }
 for (const concurrency of systems.length ? [1, 100] : []) {
-  const bare = best.get(`bare@${concurrency}`);
-  const bareCpu = cpus.get(`bare@${concurrency}`);
   for (const [name, n] of systems) {
     const key = `${name}@${concurrency}`;
+    const base = `${baselineOf(name)}@${concurrency}`;
     const r = best.get(key)!;
-    const ratio = bare ? (r.rate / bare.rate).toFixed(2) : "-";
+    const b = best.get(base);
+    const ratio = b ? (r.rate / b.rate).toFixed(2) : "-";
     const cpu = cpus.get(key);
+    const bCpu = cpus.get(base);
     const cpuCells = cpu
-      ? `${fmt(med(cpu)).padStart(10)}   ${bareCpu ? (med(bareCpu) / med(cpu)).toFixed(2) : "-"}`
+      ? `${fmt(med(cpu)).padStart(10)}   ${bCpu ? (med(bCpu) / med(cpu)).toFixed(2) : "-"}`
       : "";
     console.log(
       `${name.padEnd(9)} ${String(concurrency).padStart(11)} ${fmt(r.rate).padStart(12)} ${
@@ -361,23 +370,29 @@ for (const concurrency of systems.length ? [1, 100] : []) {
     );
   }
 }
-if (rates.has("bare@1")) {
-  // Per-round ratios to bare (same round, so the same machine load), with bare's own figures.
-  console.log("\nper round (rate / bare rate; bare CPU / this CPU), bare's own msg/s first");
+if (rates.size) {
+  // Per-round ratios to the baseline (same round, so the same machine load), with the
+  // baseline's own figures: a slow baseline means a loaded machine, and flatters every ratio.
+  console.log(
+    "\nper round: rate / baseline rate; baseline CPU / this CPU (baseline's own msg/s first)",
+  );
   for (const concurrency of [1, 100]) {
-    const bare = rates.get(`bare@${concurrency}`)!;
-    const bareCpu = cpus.get(`bare@${concurrency}`) ?? [];
-    console.log(`bare@${concurrency}: ${bare.map(fmt).join(" ")} msg/s`);
-    for (const [name] of systems) {
-      if (name === "bare") continue;
-      const key = `${name}@${concurrency}`;
-      const rs = rates.get(key)!;
-      const cs = cpus.get(key);
-      console.log(
-        `  ${key.padEnd(16)} rate ${rs.map((x, i) => (x / bare[i]).toFixed(2)).join(" ")}${
-          cs ? `; CPU ${cs.map((x, i) => (bareCpu[i] / x).toFixed(2)).join(" ")}` : ""
-        }`,
-      );
+    for (const base of ["bare", "nats-raw"]) {
+      const b = rates.get(`${base}@${concurrency}`);
+      if (!b) continue;
+      const bCpu = cpus.get(`${base}@${concurrency}`) ?? [];
+      console.log(`${base}@${concurrency}: ${b.map(fmt).join(" ")} msg/s`);
+      for (const [name] of systems) {
+        if (name === base || baselineOf(name) !== base) continue;
+        const key = `${name}@${concurrency}`;
+        const rs = rates.get(key)!;
+        const cs = cpus.get(key);
+        console.log(
+          `  ${key.padEnd(16)} rate ${rs.map((x, i) => (x / b[i]).toFixed(2)).join(" ")}${
+            cs && bCpu.length ? `; CPU ${cs.map((x, i) => (bCpu[i] / x).toFixed(2)).join(" ")}` : ""
+          }`,
+        );
+      }
     }
   }
 }

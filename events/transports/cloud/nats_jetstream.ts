@@ -260,6 +260,9 @@ export class NatsJetStreamClient implements CloudPubSubClient {
             name: "fw-events",
             maxReconnectAttempts: -1,
             reconnectTimeWait: 250,
+            // Otherwise the client makes two Error objects (stack traces) per publish, in case
+            // the request times out; a time-out still fails the publish, with fw's message.
+            noAsyncTraces: true,
           });
         } catch (err) {
           throw new Error(`Cannot connect to NATS at ${where}: ${(err as Error).message}`, {
