@@ -472,7 +472,13 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     const acks = this.#acks;
     if (acks.length === 0) return;
     this.#acks = [];
-    for (let i = 0; i < acks.length; i++) acks[i].ack();
+    for (let i = 0; i < acks.length; i++) {
+      try {
+        acks[i].ack();
+      } catch {
+        // The connection closed: the server redelivers the message (at-least-once).
+      }
+    }
   };
 
   #startLease(): void {
