@@ -228,7 +228,6 @@ WHERE q.id = c.id RETURNING q.id, q.job`;
       done = [];
       await sql.unsafe(remove, [ids], { prepare: true });
     }
-    deleting = undefined;
   };
   let claiming = false, wanted = false, closed = false;
   const consume = async () => {
@@ -246,7 +245,7 @@ WHERE q.id = c.id RETURNING q.id, q.job`;
         await Promise.resolve();
         done.push(row.id);
       }
-      deleting ??= flush();
+      if (done.length && !deleting) deleting = flush().finally(() => deleting = undefined);
       if (rows.length === BATCH) wanted = true;
     } while (wanted && !closed);
     claiming = false;
@@ -263,6 +262,7 @@ WHERE q.id = c.id RETURNING q.id, q.job`;
     closed = true;
     await listening.unlisten();
     while (claiming || notifying || deleting) await new Promise((r) => setTimeout(r, 5));
+    await flush();
     await c.close();
     await dropSchema(url, schema);
   }
