@@ -114,8 +114,9 @@ function matches(filter: Readonly<Record<string, string>>, attrs: Record<string,
  *
  * Per delivery it does only what the options ask for: the definition is frozen, so its topic,
  * validator, function and options are read once here; a DI scope is made only for a handler
- * that injects; the time of a settle is reused as the start time of the delivery it lets in;
- * time-outs share one timer; the completion entry is built only when its level is enabled.
+ * that injects; a settle reads the clock only when the duration is recorded (a meter), logged
+ * (`info`) or a failure is handled, and that time is reused as the start time of the delivery it
+ * lets in; time-outs share one timer; the completion entry is built only when its level is on.
  */
 export class Consumer {
   readonly #o: ConsumerOptions;
