@@ -16,6 +16,7 @@ import {
   joinMessages,
   type Logger,
   type Meter,
+  noopMeter,
   runInNewContext,
   type Span,
   SPAN_KEY,
@@ -113,8 +114,9 @@ function matches(filter: Readonly<Record<string, string>>, attrs: Record<string,
  *
  * Per delivery it does only what the options ask for: the definition is frozen, so its topic,
  * validator, function and options are read once here; a DI scope is made only for a handler
- * that injects; the time of a settle is reused as the start time of the delivery it lets in;
- * time-outs share one timer; the completion entry is built only when its level is enabled.
+ * that injects; a settle reads the clock only when the duration is recorded (a meter), logged
+ * (`info`) or a failure is handled, and that time is reused as the start time of the delivery it
+ * lets in; time-outs share one timer; the completion entry is built only when its level is on.
  */
 export class Consumer {
   readonly #o: ConsumerOptions;
@@ -125,6 +127,8 @@ export class Consumer {
   readonly #validate: HandlerDefinition["topic"]["validate"];
   readonly #opts: ResolvedHandlerOptions;
   readonly #manual: boolean;
+  /** Durations are recorded (a meter other than the no-op one). */
+  readonly #metered: boolean;
   readonly #queue: Delivery[] = [];
   #head = 0;
   #running = 0;
@@ -152,6 +156,7 @@ export class Consumer {
     this.#validate = options.definition.topic.validate;
     this.#opts = options.definition.options;
     this.#manual = options.definition.options.ack === "manual";
+    this.#metered = options.meter !== noopMeter;
     const t = this.#topic;
     this.#trace = options.tracer === undefined ? undefined : {
       tracer: options.tracer,
@@ -247,8 +252,11 @@ export class Consumer {
     return "rejected";
   };
 
-  /** Starts queued deliveries while slots are free; `now` is the clock time of the caller. */
-  #pump(now: number): void {
+  /**
+   * Starts queued deliveries while slots are free; `now` is the clock time of the caller, when it
+   * read the clock (else it is read for the first delivery started).
+   */
+  #pump(now: number | undefined): void {
     const limit = this.#opts.concurrency;
     const queue = this.#queue;
     while (this.#head < queue.length && (limit === 0 || this.#running < limit)) {
@@ -257,7 +265,7 @@ export class Consumer {
         queue.splice(0, this.#head);
         this.#head = 0;
       }
-      this.#run(next, now);
+      this.#run(next, now ??= this.#clock.now());
     }
     this.#checkIdle();
   }
@@ -327,9 +335,15 @@ export class Consumer {
   #settle(inv: Invocation, error: Error | undefined): void {
     const o = this.#o;
     if (inv === this.#tFirst) this.#dropSettled();
-    const now = this.#clock.now();
-    const duration = now - inv._start;
-    this.#m.duration.record(duration);
+    // The clock is read only when the duration is recorded or logged (or a failure is handled);
+    // otherwise the next queued delivery, if any, reads it when it starts.
+    let now: number | undefined;
+    let duration = 0;
+    if (error !== undefined || this.#metered || o.logger.enabled("info")) {
+      now = this.#clock.now();
+      duration = now - inv._start;
+      this.#m.duration.record(duration);
+    }
     if (inv._scope) {
       inv._scope.dispose().catch((err) =>
         o.logger.error("event handler scope disposal failed", { error: err })
@@ -349,7 +363,8 @@ export class Consumer {
     this.#release(now);
   }
 
-  #release(now: number): void {
+  /** Frees a slot; `now` is the clock time of the caller, when it read the clock. */
+  #release(now: number | undefined): void {
     this.#running--;
     this.#pump(now);
   }

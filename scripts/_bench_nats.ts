@@ -110,7 +110,9 @@ export interface NatsBenchResult {
 /**
  * The peer row `nats-raw`: the same work straight on the NATS client with no fw in between. It
  * publishes the same JSON body with the same headers and `Nats-Msg-Id`, 256 publishes in flight
- * and at most `window` unhandled, and a pull consumer parses each body and acks it.
+ * and at most `window` unhandled, and a pull consumer parses each body and acks it. Its
+ * connections use `noAsyncTraces` as fw's do (else the client builds two stack traces per
+ * publish).
  *
  * @param n Messages.
  * @param window Most messages published but not yet handled.
@@ -118,8 +120,9 @@ export interface NatsBenchResult {
 export async function runRawNats(n: number, window: number): Promise<NatsBenchResult> {
   const stream = `BENCHRAW_${crypto.randomUUID().slice(0, 8)}`;
   const subject = `${stream.toLowerCase()}.bench.order`;
-  const pub = await connect({ servers: NATS_ADDRESS });
-  const sub = await connect({ servers: NATS_ADDRESS });
+  // The connection options fw's client uses that change the client's work per message.
+  const pub = await connect({ servers: NATS_ADDRESS, noAsyncTraces: true });
+  const sub = await connect({ servers: NATS_ADDRESS, noAsyncTraces: true });
   const jsm = await jetstreamManager(pub);
   try {
     await jsm.streams.add({ name: stream, subjects: [`${stream.toLowerCase()}.>`] });

@@ -16,9 +16,22 @@
  * it sends the NOTIFY inside each job's insert, which serialises those commits on PostgreSQL's
  * notify lock, so it is slower here than polling.
  *
+ * `raw-sql` is the floor: the same jobs through a bare PostgreSQL loop on the same client
+ * (postgres.js, pool of 10), doing what fw's transport must do at the least and nothing else.
+ * One table (`id`, the job's JSON, `available_at`); each publish is one prepared `INSERT` (64
+ * publishers, as for fw), followed by a `NOTIFY` sent after the commit, at most one in flight and
+ * coalesced (a `NOTIFY` inside the insert would serialise the commits); one consumer `LISTEN`s,
+ * claims up to 100 ready rows per statement with `FOR UPDATE SKIP LOCKED`, moving their
+ * `available_at` to a visibility deadline (the least an at-least-once claim needs: a row of a
+ * consumer that died comes back), claims again at once while batches come back full, validates
+ * and handles each job in order, and deletes a handled batch with one `DELETE ... = ANY($1)`,
+ * coalesced while one runs. No envelope, groups, heartbeat, attempts or dead letters; the
+ * handler concurrency does not apply to it.
+ *
  * Rounds (`--sql-rounds`, default 2) alternate the order of the systems; the table shows each
  * system's median over the rounds and the per-round throughput ratios (fw / that system). Each
  * run uses fresh schemas, dropped afterwards. Quick run: `--sql-messages 2000 --sql-rounds 1`.
+ * `--only-sql fw,raw` (here and in `bench:events`) runs some of the systems (`fw`, `boss`, `raw`).
  *
  * @module
  */
@@ -40,6 +53,8 @@ export interface SqlBenchOptions {
   readonly concurrencies?: readonly number[];
   /** Also run pg-boss with its LISTEN/NOTIFY wake-ups (a third system; default false). */
   readonly bossNotify?: boolean;
+  /** Systems to run (`fw`, `boss`, `raw`; default all). */
+  readonly systems?: ReadonlySet<string>;
 }
 
 interface Result {
@@ -170,6 +185,89 @@ async function runBoss(
   }
 }
 
+/** The floor: a bare `SKIP LOCKED` loop on one table (see the module notes). */
+async function runRaw(url: string, n: number): Promise<Result> {
+  const { openSql, quoteIdent } = await import("../events/_postgres.ts");
+  const schema = schemaName("raw");
+  const s = quoteIdent(schema);
+  const channel = `${schema}.wake`;
+  const c = await openSql("bench", { url }, { max: 10 });
+  const sql = c.sql;
+  await sql.unsafe(`CREATE SCHEMA ${s};
+CREATE TABLE ${s}.q (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  job json NOT NULL,
+  available_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ON ${s}.q (available_at)`);
+  const insert = `INSERT INTO ${s}.q (job) VALUES ($1::text::json)`;
+  const claim = `UPDATE ${s}.q AS q SET available_at = now() + interval '30 seconds'
+FROM (SELECT id FROM ${s}.q WHERE available_at <= now() ORDER BY available_at LIMIT $1
+  FOR UPDATE SKIP LOCKED) AS c
+WHERE q.id = c.id RETURNING q.id, q.job`;
+  const remove = `DELETE FROM ${s}.q WHERE id = ANY($1::bigint[])`;
+  const validate = compile(Payload, "payload");
+  const t = tracker(n);
+  const BATCH = 100;
+  // Wake-ups after commit: one NOTIFY in flight, the ones asked for meanwhile coalesced.
+  let notifying = false, notifyAgain = false;
+  const notify = async () => {
+    if (notifying) return void (notifyAgain = true);
+    notifying = true;
+    do {
+      notifyAgain = false;
+      await sql.unsafe("SELECT pg_notify($1, '')", [channel], { prepare: true });
+    } while (notifyAgain);
+    notifying = false;
+  };
+  // Deletes of handled rows: one in flight, the ids handled meanwhile go in the next.
+  let done: string[] = [], deleting: Promise<void> | undefined;
+  const flush = async () => {
+    while (done.length) {
+      const ids = done;
+      done = [];
+      await sql.unsafe(remove, [ids], { prepare: true });
+    }
+  };
+  let claiming = false, wanted = false, closed = false;
+  const consume = async () => {
+    if (claiming) return void (wanted = true);
+    claiming = true;
+    do {
+      wanted = false;
+      const rows = await sql.unsafe(claim, [BATCH], { prepare: true }) as unknown as {
+        id: string;
+        job: { items: number };
+      }[];
+      for (const row of rows) {
+        if (!validate(row.job).ok) throw new Error("invalid payload");
+        t.seen(row.job.items);
+        await Promise.resolve();
+        done.push(row.id);
+      }
+      if (done.length && !deleting) deleting = flush().finally(() => deleting = undefined);
+      if (rows.length === BATCH) wanted = true;
+    } while (wanted && !closed);
+    claiming = false;
+  };
+  const listening = await sql.listen(channel, () => void consume());
+  try {
+    return await drive(n, async (i) => {
+      const data = { id: ID, customer: "c", items: i, total: 5 };
+      if (!validate(data).ok) throw new Error("invalid payload");
+      await sql.unsafe(insert, [JSON.stringify(data)], { prepare: true });
+      void notify();
+    }, t);
+  } finally {
+    closed = true;
+    await listening.unlisten();
+    while (claiming || notifying || deleting) await new Promise((r) => setTimeout(r, 5));
+    await flush();
+    await c.close();
+    await dropSchema(url, schema);
+  }
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -185,11 +283,12 @@ export async function benchSql(options: SqlBenchOptions = {}): Promise<void> {
   const n = options.messages ?? 20_000;
   const rounds = options.rounds ?? 2;
   const concurrencies = options.concurrencies ?? [1, 50];
-  const systems: Array<[string, (c: number) => Promise<Result>]> = [
-    ["fw sql", (c) => runFw(url, n, c)],
-    ["pg-boss", (c) => runBoss(url, n, c, false)],
-  ];
+  const want = (name: string) => !options.systems || options.systems.has(name);
+  const systems: Array<[string, (c: number) => Promise<Result>]> = [];
+  if (want("fw")) systems.push(["fw sql", (c) => runFw(url, n, c)]);
+  if (want("boss")) systems.push(["pg-boss", (c) => runBoss(url, n, c, false)]);
   if (options.bossNotify) systems.push(["pg-boss+notify", (c) => runBoss(url, n, c, true)]);
+  if (want("raw")) systems.push(["raw-sql", () => runRaw(url, n)]);
   const results = new Map<string, Result[]>();
   for (let round = 1; round <= rounds; round++) {
     for (const c of concurrencies) {
@@ -211,10 +310,10 @@ export async function benchSql(options: SqlBenchOptions = {}): Promise<void> {
       "system          concurrency     jobs/s   p50 ms   p99 ms   fw throughput / this, per round",
   );
   for (const c of concurrencies) {
-    const fw = results.get(`fw sql@${c}`)!;
+    const fw = results.get(`fw sql@${c}`);
     for (const [name] of systems) {
       const rs = results.get(`${name}@${c}`)!;
-      const ratios = rs.map((r, i) => (fw[i].rate / r.rate).toFixed(2)).join(" ");
+      const ratios = fw ? rs.map((r, i) => (fw[i].rate / r.rate).toFixed(2)).join(" ") : "-";
       console.log(
         `${name.padEnd(15)} ${String(c).padStart(11)} ${
           fmt(median(rs.map((r) => r.rate))).padStart(10)
@@ -235,5 +334,6 @@ if (import.meta.main) {
     messages: args["sql-messages"] ? Number(args["sql-messages"]) : undefined,
     rounds: args["sql-rounds"] ? Number(args["sql-rounds"]) : undefined,
     bossNotify: "boss-notify" in args,
+    ...(args["only-sql"] ? { systems: new Set(String(args["only-sql"]).split(",")) } : {}),
   });
 }

@@ -10,6 +10,10 @@
  * Systems:
  * - `bare`: a compiled validator, an array queue and a worker loop with the same concurrency
  *   limit calling the same handler (the floor any broker pays);
+ * - `floor`: `bare` plus what every fw message needs and `bare` skips, done as fw does it: a
+ *   message id and a trace id, two clock reads (publish time, and the handler's start time for
+ *   its time-out) and an async-context frame per handler call; `memory / floor` is the part of
+ *   the gap that fw's own code could still close;
  * - `memory`: `getPublisher()` -> `EventBus` -> `MemoryBroker` -> consumer (context, DI scope,
  *   time-out, metrics, completion log at `warn` level so lines are not printed);
  * - `denokv`: the same over `@fw/events/denokv` on a temporary file (when that sub-path exists);
@@ -25,8 +29,8 @@
  * measures a steady state rather than a backlog growing in memory.
  *
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
- * `--nats-messages <n>`, `--only bare,memory,memory-traced,denokv,nats,nats-r3,sql` (`nats` runs
- * `nats-raw`, `nats`, `nats-r1` and `nats-r3`; `nats-r3` the last two), `--traced` (only
+ * `--nats-messages <n>`, `--only bare,floor,memory,memory-traced,denokv,nats,nats-r3,sql` (`nats`
+ * runs `nats-raw`, `nats`, `nats-r1` and `nats-r3`; `nats-r3` the last two), `--traced` (only
  * `memory` and `memory-traced`: every publish and delivery traced with an always-on sampler and
  * a batching exporter, `_bench_tracing.ts`; the table adds the median msg/s of both and their
  * per-round ratios).
@@ -36,8 +40,10 @@
  * `--redis-messages <n>`, `--redis-rounds <n>` (3), `--redis-url <url>`, `--only
  * redis|fw-redis,bullmq,raw-redis`.
  *
- * `sql`: fw's PostgreSQL transport beside pg-boss on the same database, in a table of its own
- * (`_bench_sql.ts`; `--sql-messages` 20,000, `--sql-rounds` 2, `--boss-notify`).
+ * `sql`: fw's PostgreSQL transport beside pg-boss and `raw-sql` (a bare `FOR UPDATE SKIP LOCKED`
+ * loop with `LISTEN` wake-ups on postgres.js, the floor) on the same database, in a table of its
+ * own (`_bench_sql.ts`; `--sql-messages` 20,000, `--sql-rounds` 2, `--boss-notify`, `--only-sql
+ * fw,boss,raw`).
  *
  * `delayed` (`_bench_delayed.ts`): 100,000 delayed messages due within one second on Redis beside
  * BullMQ delayed jobs and on PostgreSQL beside pg-boss `startAfter` (throughput after the due time,
@@ -50,8 +56,27 @@
  * @module
  */
 
-import { compile, createLogger, Int, MinLength, type Tracer, Uuid } from "@fw/runtime";
-import { EventBus, getPublisher, handler, MemoryBroker, topic, type Transport } from "@fw/events";
+import { cpuUsage } from "node:process";
+import {
+  compile,
+  createLogger,
+  Int,
+  MinLength,
+  runInNewContext,
+  systemClock,
+  type Tracer,
+  Uuid,
+} from "@fw/runtime";
+import {
+  EventBus,
+  getPublisher,
+  handler,
+  MemoryBroker,
+  newMessageId,
+  newTraceId,
+  topic,
+  type Transport,
+} from "@fw/events";
 import { natsBenchTransport, natsClusterBench, runRawNats } from "./_bench_nats.ts";
 import { benchTracer, benchTracerProvider, sdkMessageSpans } from "./_bench_tracing.ts";
 
@@ -81,18 +106,27 @@ interface Result {
   rate: number;
   p50: number;
   p99: number;
+  /** Process CPU time (user + system) per message, ns: steadier than the rate on a busy machine. */
+  cpuNs?: number;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 }
 
-function summarize(n: number, elapsedMs: number, latencies: Float64Array): Result {
+function summarize(
+  n: number,
+  elapsedMs: number,
+  latencies: Float64Array,
+  cpu0?: ReturnType<typeof cpuUsage>,
+): Result {
+  const cpu = cpu0 && cpuUsage(cpu0);
   latencies.sort();
   return {
     rate: n / (elapsedMs / 1000),
     p50: percentile(latencies, 0.5),
     p99: percentile(latencies, 0.99),
+    ...(cpu ? { cpuNs: ((cpu.user + cpu.system) * 1000) / n } : {}),
   };
 }
 
@@ -118,20 +152,39 @@ class Window {
   }
 }
 
-/** The bare baseline: validate, enqueue, run with a concurrency limit. */
-async function runBare(n: number, concurrency: number): Promise<Result> {
+/**
+ * The bare baseline: validate, enqueue, run with a concurrency limit. With `floor`, it also does
+ * the per-message work every fw message needs and the bare queue skips, the same way fw does it:
+ * a message id and a trace id, the publish time and the handler's start time from the clock
+ * (the time-out needs it), and an async-context frame for the handler.
+ */
+async function runBare(n: number, concurrency: number, floor = false): Promise<Result> {
   const validate = compile(Payload, "payload");
   const latencies = new Float64Array(n);
-  const queue: Array<{ payload: unknown; at: number; i: number }> = [];
+  type Item = {
+    payload: unknown;
+    at: number;
+    i: number;
+    id?: string;
+    traceId?: string;
+    publishedAt?: number;
+  };
+  const queue: Item[] = [];
   let head = 0, running = 0;
   const window = new Window();
   let done!: () => void;
   const finished = new Promise<void>((r) => done = r);
-  const work = async (item: { payload: unknown; at: number; i: number }) => {
-    const checked = validate(item.payload);
-    if (!checked.ok) throw new Error("invalid");
+  const handle = async (item: Item) => {
     latencies[item.i] = performance.now() - item.at;
     await Promise.resolve();
+  };
+  let started = 0;
+  const work = (item: Item) => {
+    const checked = validate(item.payload);
+    if (!checked.ok) throw new Error("invalid");
+    if (!floor) return handle(item);
+    started += systemClock.now() & 1;
+    return runInNewContext({ traceId: item.traceId, id: item.id }, handle, item);
   };
   const pump = () => {
     while (head < queue.length && running < concurrency) {
@@ -145,17 +198,28 @@ async function runBare(n: number, concurrency: number): Promise<Result> {
       });
     }
   };
+  const cpu0 = cpuUsage();
   const start = performance.now();
   for (let i = 0; i < n; i++) {
     const payload = { id: ID, customer: "c", items: i, total: 5 };
     if (!validate(payload).ok) throw new Error("invalid");
-    queue.push({ payload, at: performance.now(), i });
+    if (floor) {
+      queue.push({
+        payload,
+        at: performance.now(),
+        i,
+        id: newMessageId(),
+        traceId: newTraceId(),
+        publishedAt: systemClock.now(),
+      });
+    } else queue.push({ payload, at: performance.now(), i });
     pump();
     const wait = window.room(i);
     if (wait) await wait;
   }
   await finished;
-  return summarize(n, performance.now() - start, latencies);
+  if (started < 0) console.log(started); // keeps the clock reads
+  return summarize(n, performance.now() - start, latencies, cpu0);
 }
 
 /** fw over a transport. */
@@ -188,6 +252,7 @@ async function runFw(
   );
   await bus.start();
   const publish = getPublisher(Order, { bus });
+  const cpu0 = cpuUsage();
   const start = performance.now();
   const inflight: Promise<unknown>[] = [];
   for (let i = 0; i < n; i++) {
@@ -202,7 +267,7 @@ async function runFw(
   }
   await Promise.all(inflight);
   await finished;
-  const result = summarize(n, performance.now() - start, latencies);
+  const result = summarize(n, performance.now() - start, latencies, cpu0);
   await bus.stop();
   return result;
 }
@@ -221,6 +286,7 @@ async function kvTransport(): Promise<(() => Promise<Transport>) | undefined> {
 
 const systems: Array<[string, number, (c: number, n: number) => Promise<Result>]> = [];
 if (!only || only.has("bare")) systems.push(["bare", MESSAGES, (c, n) => runBare(n, c)]);
+if (!only || only.has("floor")) systems.push(["floor", MESSAGES, (c, n) => runBare(n, c, true)]);
 if (!only || only.has("memory")) {
   systems.push(["memory", MESSAGES, (c, n) => runFw(new MemoryBroker(), n, c)]);
 }
@@ -246,7 +312,12 @@ if (!only || only.has("denokv")) {
 if (!only || only.has("nats")) {
   const make = await natsBenchTransport();
   if (make) {
-    systems.push(["nats-raw", NATS_MESSAGES, (_c, n) => runRawNats(n, WINDOW)]);
+    systems.push(["nats-raw", NATS_MESSAGES, async (_c, n) => {
+      const cpu0 = cpuUsage();
+      const r = await runRawNats(n, WINDOW);
+      const cpu = cpuUsage(cpu0);
+      return { ...r, cpuNs: ((cpu.user + cpu.system) * 1000) / n };
+    }]);
     systems.push(["nats", NATS_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
   }
 }
@@ -264,33 +335,80 @@ if (natsCluster) {
 
 const best = new Map<string, Result>();
 const rates = new Map<string, number[]>();
+const cpus = new Map<string, number[]>();
 for (let round = 1; round <= (systems.length ? ROUNDS : 0); round++) {
   for (const concurrency of [1, 100]) {
     for (const [name, n, run] of round % 2 ? systems : [...systems].reverse()) {
       const r = await run(concurrency, n);
       const key = `${name}@${concurrency}`;
       rates.set(key, [...(rates.get(key) ?? []), r.rate]);
+      if (r.cpuNs !== undefined) cpus.set(key, [...(cpus.get(key) ?? []), r.cpuNs]);
       const prev = best.get(key);
       if (!prev || r.rate > prev.rate) best.set(key, r);
       console.error(
-        `round ${round} ${key.padEnd(12)} ${Math.round(r.rate).toLocaleString("en")} msg/s`,
+        `round ${round} ${key.padEnd(12)} ${Math.round(r.rate).toLocaleString("en")} msg/s${
+          r.cpuNs === undefined ? "" : `, ${Math.round(r.cpuNs)} ns CPU/msg`
+        }`,
       );
     }
   }
 }
 
+/** The baseline each row is compared with in the same round: its raw peer, else `bare`. */
+const baselineOf = (name: string) => name.startsWith("nats") ? "nats-raw" : "bare";
 const fmt = (x: number) => Math.round(x).toLocaleString("en");
-if (systems.length) console.log("\nsystem    concurrency   messages/s   p50 ms   p99 ms   vs bare");
+const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+if (systems.length) {
+  console.log(
+    "\nsystem    concurrency   messages/s   p50 ms   p99 ms   vs base   CPU ns/msg   base/this CPU" +
+      "   (best round; base: nats-raw for nats, else bare; CPU: median)",
+  );
+}
 for (const concurrency of systems.length ? [1, 100] : []) {
-  const bare = best.get(`bare@${concurrency}`);
   for (const [name, n] of systems) {
-    const r = best.get(`${name}@${concurrency}`)!;
-    const ratio = bare ? (r.rate / bare.rate).toFixed(2) : "-";
+    const key = `${name}@${concurrency}`;
+    const base = `${baselineOf(name)}@${concurrency}`;
+    const r = best.get(key)!;
+    const b = best.get(base);
+    const ratio = b ? (r.rate / b.rate).toFixed(2) : "-";
+    const cpu = cpus.get(key);
+    const bCpu = cpus.get(base);
+    const cpuCells = cpu
+      ? `${fmt(med(cpu)).padStart(10)}   ${bCpu ? (med(bCpu) / med(cpu)).toFixed(2) : "-"}`
+      : "";
     console.log(
       `${name.padEnd(9)} ${String(concurrency).padStart(11)} ${fmt(r.rate).padStart(12)} ${
         r.p50.toFixed(2).padStart(8)
-      } ${r.p99.toFixed(2).padStart(8)}   ${ratio}   (${n.toLocaleString("en")} messages)`,
+      } ${r.p99.toFixed(2).padStart(8)}   ${ratio.padStart(7)} ${cpuCells}   (${
+        n.toLocaleString("en")
+      } messages)`,
     );
+  }
+}
+if (rates.size) {
+  // Per-round ratios to the baseline (same round, so the same machine load), with the
+  // baseline's own figures: a slow baseline means a loaded machine, and flatters every ratio.
+  console.log(
+    "\nper round: rate / baseline rate; baseline CPU / this CPU (baseline's own msg/s first)",
+  );
+  for (const concurrency of [1, 100]) {
+    for (const base of ["bare", "nats-raw"]) {
+      const b = rates.get(`${base}@${concurrency}`);
+      if (!b) continue;
+      const bCpu = cpus.get(`${base}@${concurrency}`) ?? [];
+      console.log(`${base}@${concurrency}: ${b.map(fmt).join(" ")} msg/s`);
+      for (const [name] of systems) {
+        if (name === base || baselineOf(name) !== base) continue;
+        const key = `${name}@${concurrency}`;
+        const rs = rates.get(key)!;
+        const cs = cpus.get(key);
+        console.log(
+          `  ${key.padEnd(16)} rate ${rs.map((x, i) => (x / b[i]).toFixed(2)).join(" ")}${
+            cs && bCpu.length ? `; CPU ${cs.map((x, i) => (bCpu[i] / x).toFixed(2)).join(" ")}` : ""
+          }`,
+        );
+      }
+    }
   }
 }
 
@@ -367,6 +485,7 @@ if (!only || only.has("sql")) {
     messages: args["sql-messages"] ? Number(args["sql-messages"]) : undefined,
     rounds: args["sql-rounds"] ? Number(args["sql-rounds"]) : undefined,
     bossNotify: "boss-notify" in args,
+    ...(args["only-sql"] ? { systems: new Set(String(args["only-sql"]).split(",")) } : {}),
   });
 }
 

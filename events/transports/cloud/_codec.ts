@@ -15,7 +15,10 @@ export const FW_MARK = "fw.envelope";
 export const FW_ID = "fw.id";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+// The lenient decoder is Deno's fast path; the strict one only confirms a body that came out
+// with a replacement character (U+FFFD): invalid UTF-8, or text that holds one.
+const decoder = new TextDecoder();
+const strictDecoder = new TextDecoder("utf-8", { fatal: true });
 
 /** Body and attributes of an envelope. */
 export function encodeEnvelope(
@@ -38,11 +41,13 @@ export function decodeEnvelope(
   if (attributes?.[FW_MARK] !== "1") {
     return { ok: false, reason: `foreign message: no fw attributes ("${FW_MARK}" is missing)` };
   }
-  let text: string;
-  try {
-    text = decoder.decode(data);
-  } catch {
-    return { ok: false, reason: "malformed message body: not UTF-8 text" };
+  let text = decoder.decode(data);
+  if (text.includes("\uFFFD")) {
+    try {
+      text = strictDecoder.decode(data);
+    } catch {
+      return { ok: false, reason: "malformed message body: not UTF-8 text" };
+    }
   }
   try {
     return { ok: true, envelope: JSON.parse(text) };

@@ -138,7 +138,9 @@ function fromHeaders(h: MsgHdrs | undefined): Record<string, string> {
   if (!h) return out;
   for (const k of h.keys()) {
     if (k.startsWith("Nats-")) continue;
-    out[decode(k)] = decode(h.get(k));
+    const v = h.get(k);
+    // Only text that encodeURIComponent escaped has a "%" to decode.
+    out[k.includes("%") ? decode(k) : k] = v.includes("%") ? decode(v) : v;
   }
   return out;
 }
@@ -184,8 +186,13 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     Omit<NatsJetStreamClientOptions, "servers" | "connection" | "stream" | "subjectPrefix">
   >;
   readonly #inflight = new Set<JsMsg>();
+  /** Acks not sent yet: sent together at the end of the event-loop turn ({@linkcode #ack}). */
+  #acks: JsMsg[] = [];
+  #ackTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #subs = new Set<CloudSubscription>();
   #ready: Promise<Ready> | undefined;
+  /** What `#ready` resolved to, for publishes that need not wait a microtask for it. */
+  #opened: Ready | undefined;
   #connection?: NatsConnection;
   #lease: ReturnType<typeof setInterval> | undefined;
   #closed = false;
@@ -271,6 +278,9 @@ export class NatsJetStreamClient implements CloudPubSubClient {
             name: "fw-events",
             maxReconnectAttempts: -1,
             reconnectTimeWait: 250,
+            // Otherwise the client makes two Error objects (stack traces) per publish, in case
+            // the request times out; a time-out still fails the publish, with fw's message.
+            noAsyncTraces: true,
           });
         } catch (err) {
           throw new Error(`Cannot connect to NATS at ${where}: ${(err as Error).message}`, {
@@ -296,7 +306,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
           { cause: err },
         );
       }
-      return { nc, js: jetstream(nc), jsm };
+      return this.#opened = { nc, js: jetstream(nc), jsm };
     })();
     this.#ready = ready;
     ready.catch(() => {
@@ -338,18 +348,27 @@ export class NatsJetStreamClient implements CloudPubSubClient {
    * @throws {Error} When the server does not store it in time or refuses it.
    */
   async publish(topic: string, data: Uint8Array, options: CloudPublishOptions): Promise<string> {
-    const { js, jsm } = await this.#open();
+    // Once connected, no await before the send: publishes made together reach the socket in
+    // one write (the NATS client writes once per microtask cycle).
+    const { js, jsm } = this.#opened ?? await this.#open();
     const h = toHeaders(options.attributes);
-    const subject = await this.#delays.route(jsm, topic, this.subject(topic), h, options.deliverAt);
+    const at = options.deliverAt;
+    const subject = at === undefined
+      ? this.subject(topic)
+      : await this.#delays.route(jsm, topic, this.subject(topic), h, at);
     // Every attempt carries the same id, so an attempt the server stored but could not confirm
     // (a timeout while a cluster elects a new stream leader) is not stored again by the next.
-    const msgID = options.deduplicationId || `fw:${crypto.randomUUID()}`;
-    const deadline = Date.now() + this.#o.publishTimeoutMs;
+    const publishOptions = {
+      headers: h,
+      msgID: options.deduplicationId || `fw:${crypto.randomUUID()}`,
+    };
+    let deadline: number | undefined;
     for (let delay = 50;; delay = Math.min(delay * 2, 1000)) {
       try {
-        const ack = await js.publish(subject, data, { headers: h, msgID });
+        const ack = await js.publish(subject, data, publishOptions);
         return `${ack.stream}:${ack.seq}`;
       } catch (err) {
+        deadline ??= Date.now() + this.#o.publishTimeoutMs;
         const permanent = this.#closed ||
           (err instanceof JetStreamApiError && err.status === 400) ||
           (err as Error).name === "InvalidArgumentError";
@@ -431,7 +450,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
           deliveryAttempt: m.info.deliveryCount,
           ack: () => {
             inflight.delete(m);
-            m.ack();
+            this.#ack(m);
           },
           nack: (delayMs) => {
             inflight.delete(m);
@@ -446,6 +465,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
         if (closed) return;
         closed = true;
         this.#subs.delete(sub);
+        this.#flushAcks();
         await messages.close();
         if (options.ephemeral) {
           await jsm.consumers.delete(this.#stream, name).catch(() => {});
@@ -455,6 +475,38 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     this.#subs.add(sub);
     return sub;
   }
+
+  /**
+   * Queues an ack. The NATS client writes to the socket once per microtask cycle that has
+   * something to send; handlers that settle one after another (concurrency 1) each settle in
+   * a cycle of their own, so acks sent at once cost a socket write each. Acks queued here go out
+   * together when the turn ends (a 0 ms timer per batch, or at once when 256 wait), in one
+   * write. An ack that never leaves (the process dies first) only means a redelivery.
+   */
+  #ack(m: JsMsg): void {
+    const acks = this.#acks;
+    acks.push(m);
+    if (acks.length >= 256) this.#flushAcks();
+    else this.#ackTimer ??= setTimeout(this.#flushAcks, 0);
+  }
+
+  /** Sends the queued acks. */
+  #flushAcks = (): void => {
+    if (this.#ackTimer !== undefined) {
+      clearTimeout(this.#ackTimer);
+      this.#ackTimer = undefined;
+    }
+    const acks = this.#acks;
+    if (acks.length === 0) return;
+    this.#acks = [];
+    for (let i = 0; i < acks.length; i++) {
+      try {
+        acks[i].ack();
+      } catch {
+        // The connection closed: the server redelivers the message (at-least-once).
+      }
+    }
+  };
 
   #startLease(): void {
     if (this.#lease !== undefined) return;
@@ -495,6 +547,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([...this.#subs].map((s) => s.close()));
+    this.#flushAcks();
     await this.#delays.close();
     if (this.#lease !== undefined) clearInterval(this.#lease);
     this.#lease = undefined;

@@ -135,12 +135,17 @@ natsTest(
 );
 
 natsTest(
-  "CloudPubSubTransport dead-letters a foreign or non-JSON message with the reason",
+  "CloudPubSubTransport dead-letters a foreign, non-UTF-8 or non-JSON message with the reason",
   async (w) => {
     const bus = w.bus();
     const seen: number[] = [];
+    const notes: string[] = [];
     await bus.add(
       handler(Job).options({ ...FAST, group: "g" }).handle((m) => void seen.push(m.payload.n)),
+    );
+    const Note = topic("nats.note", { text: String });
+    await bus.add(
+      handler(Note).options({ ...FAST, group: "g" }).handle((m) => void notes.push(m.payload.text)),
     );
     await bus.start();
     const raw = w.client();
@@ -150,11 +155,17 @@ natsTest(
     await raw.publish("nats.job", new TextEncoder().encode("{not json"), {
       attributes: { "fw.envelope": "1", "fw.id": "broken-1" },
     });
+    // `{"a":"` then a lone continuation byte: not UTF-8.
+    await raw.publish("nats.job", new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0x80]), {
+      attributes: { "fw.envelope": "1", "fw.id": "broken-2" },
+    });
     await getPublisher(Job, { bus })({ n: 5 });
+    // A replacement character that the text itself holds is valid UTF-8.
+    await getPublisher(Note, { bus })({ text: "a\uFFFDb" });
     await until(
-      async () => (await bus.deadLetters()).length === 2 && seen.length === 1,
+      async () => (await bus.deadLetters()).length === 3 && seen.length === 1 && notes.length === 1,
       10_000,
-      "both",
+      "all",
     );
     const dead = (await bus.deadLetters()).map((d) => d.envelope);
     const foreign = dead.find((e) => e.attributes.origin === "x")!;
@@ -163,7 +174,10 @@ natsTest(
     assert.equal(foreign.topic, "nats.job.dlq");
     const broken = dead.find((e) => e.id === "broken-1")!;
     assert.match(broken.attributes["dlq.error"], /malformed message body: not JSON/);
+    const binary = dead.find((e) => e.id === "broken-2")!;
+    assert.match(binary.attributes["dlq.error"], /malformed message body: not UTF-8 text/);
     assert.deepEqual(seen, [5]);
+    assert.deepEqual(notes, ["a\uFFFDb"]);
   },
 );
 

@@ -5,7 +5,10 @@
  * A wake-up (a `NOTIFY` for the topic, the slow poll, a local timer for a retry, a reconnect)
  * makes the loop claim ready rows of its group with `FOR UPDATE SKIP LOCKED`, up to the room left
  * under `batchSize` unsettled deliveries, and offer them to the consumer. A full batch means more
- * may be waiting, so the loop claims again as deliveries settle. A claim moves the row's
+ * may be waiting, so the loop claims again as deliveries settle: once at least half of
+ * `batchSize` is free (or nothing is in flight), so that each claim, a round trip and a commit,
+ * takes many rows rather than the one or two that a single settle frees. A wake-up that comes
+ * while less room is free is kept for then. A claim moves the row's
  * `available_at` to the visibility deadline; the transport extends the deadline of the rows its
  * handlers still run, so only the claims of a consumer that died expire and are taken over.
  *
@@ -131,6 +134,8 @@ export class ClaimLoop {
   readonly #listener: DeliveryListener;
   readonly #c: ClaimContext;
   readonly #instance: string;
+  /** The room a claim waits for while deliveries are in flight (half of `batchSize`). */
+  readonly #refill: number;
   /** Rows offered and not yet settled. */
   readonly #inflight = new Set<string>();
   readonly #timers = new Set<TimerHandle>();
@@ -144,6 +149,7 @@ export class ClaimLoop {
     this.#listener = listener;
     this.#c = context;
     this.#instance = spec.distribution === "broadcast" ? spec.instanceId : "";
+    this.#refill = Math.max(1, Math.ceil(context.batchSize / 2));
   }
 
   /** Row ids this instance holds (for extending or releasing their claims). */
@@ -181,7 +187,8 @@ export class ClaimLoop {
     while (this.#wanted && !this.#closed) {
       this.#wanted = false;
       const room = this.#room();
-      if (room <= 0) {
+      if (room <= 0 || (room < this.#refill && this.#inflight.size > 0)) {
+        // Claimed when enough deliveries settled (see settle() in #offer).
         this.#more = true;
         return;
       }
@@ -213,7 +220,8 @@ export class ClaimLoop {
         await this.#release(rows.map((r) => r.id), 0);
         return;
       }
-      rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+      // Row ids are bigint columns, as decimal text: the shorter one is smaller.
+      rows.sort((a, b) => a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       this.#offerAll(rows);
     }
   }
@@ -246,7 +254,7 @@ export class ClaimLoop {
       if (done) return false;
       done = true;
       this.#inflight.delete(row.id);
-      if (this.#more && this.#room() > 0) this.wake();
+      if (this.#more && this.#room() >= this.#refill) this.wake();
       return true;
     };
     const delivery: Delivery = {
