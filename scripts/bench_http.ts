@@ -19,6 +19,12 @@
  * Servers run with `NODE_ENV=production`, as deployed: fw's response validation against
  * `.returns()` is a development aid and is off in production (pass `--dev` to keep it on).
  *
+ * Each scenario also prints its baseline's own req/s per round and median (bare `Deno.serve` for
+ * (a)-(d), fw on (b) for the rows that compare fw variants) against the baseline's quiet figure in
+ * `_quiet.ts`. The verdicts at the end (fw/bare >= 0.95 on (b) and (d), the cost of policies,
+ * tracing and the dashboard) are printed only for scenarios whose baseline ran within 1.5x of its
+ * quiet figure; otherwise the machine was loaded and the script says to run again.
+ *
  * Options: `--duration <s>` (default 4), `--rounds <n>` (default 3), `--connections <n>` (50),
  * `--only <letters>` (for example `--only ac`), `--traced` (the traced row only, like
  * `--only f`; `--only g` runs the dashboard row alone), `--dev`.
@@ -27,6 +33,7 @@
  */
 
 import { BENCH_ORIGIN, benchToken } from "./_bench_auth.ts";
+import { type BaselineCheck, checkBaseline, loadAverage, verdict } from "./_quiet.ts";
 
 const dev = Deno.args.includes("--dev");
 const tracedOnly = Deno.args.includes("--traced");
@@ -157,6 +164,9 @@ const policyResults: Record<string, Record<string, number>> = {};
 const tracedResults: Record<string, { medians: Record<string, number>; ratios: string }> = {};
 const dashboardResults: Record<string, { m: Record<string, number>; perRound: string }> = {};
 let port = 18300;
+/** The baseline check of each scenario, and the verdicts printed at the end. */
+const verdicts: Array<[BaselineCheck, string]> = [];
+const loadBefore = await loadAverage();
 
 for (const s of selected) {
   const kinds = s.kinds ?? KINDS;
@@ -176,6 +186,41 @@ for (const s of selected) {
     }
   }
   const medians = Object.fromEntries(kinds.map((k) => [k, median(runs[k])]));
+  // The baseline: bare Deno.serve for (a)-(d), untraced fw on (b) for the rows of fw variants.
+  const base = s.kinds === undefined ? "bare" : "fw";
+  const check = checkBaseline(
+    base === "bare" ? `http/${s.name[1]}/bare` : "http/b/fw",
+    medians[base],
+  );
+  console.log(
+    `    ${base} req/s per round: ${runs[base].map((x) => x.toFixed(0)).join(" ")}; ${check.text}`,
+  );
+  if (kinds.includes("fw-dashboard")) {
+    const cost = (1 - medians["fw-dashboard"] / medians.fw) * 100;
+    const mw = (1 - medians["fw-middleware"] / medians.fw) * 100;
+    verdicts.push([
+      check,
+      `${s.name}: dashboard() costs ${cost.toFixed(1)}% of fw's throughput, ` +
+      `an empty middleware ${mw.toFixed(1)}%`,
+    ]);
+  } else if (kinds.includes("fw-traced")) {
+    const cost = (1 - medians["fw-traced"] / medians.fw) * 100;
+    verdicts.push([
+      check,
+      `${s.name}: tracing costs ${cost.toFixed(1)}% (bound 15%): ${cost <= 15 ? "within" : "OVER"}`,
+    ]);
+  } else if (s.kinds !== undefined) {
+    const cost = (1 - medians["fw-policies"] / medians.fw) * 100;
+    verdicts.push([check, `${s.name}: the policies cost ${cost.toFixed(1)}% of fw's throughput`]);
+  } else {
+    const r = medians.fw / medians.bare;
+    const goal = s.name[1] === "b" || s.name[1] === "d" ? 0.95 : undefined;
+    verdicts.push([
+      check,
+      `${s.name}: fw/bare ${r.toFixed(2)}` +
+      (goal === undefined ? "" : ` (goal >= ${goal}): ${r >= goal ? "met" : "NOT met"}`),
+    ]);
+  }
   if (kinds.includes("fw-dashboard")) {
     const m = medians;
     const perRound = runs.fw.map((fw, i) => (runs["fw-dashboard"][i] / fw).toFixed(3)).join(" ");
@@ -227,7 +272,8 @@ for (const s of selected) {
 await Deno.remove(postScript);
 
 console.log(
-  `\nreq/s, median of ${rounds} rounds of ${duration}s, wrk -t1 -c${connections}, ${Deno.build.target}`,
+  `\nreq/s, median of ${rounds} rounds of ${duration}s, wrk -t1 -c${connections}, ${Deno.build.target}; ` +
+    `load average ${loadBefore} before, ${await loadAverage()} after`,
 );
 if (Object.keys(results).length) {
   console.log("| scenario | bare | hono | fw | fw/bare | fw/hono |");
@@ -290,3 +336,6 @@ if (Object.keys(dashboardResults).length) {
     );
   }
 }
+
+console.log("\nVerdicts (each needs its baseline within 1.5x of its quiet figure):");
+for (const [check, text] of verdicts) console.log(`  ${verdict([check], text)}`);

@@ -17,11 +17,18 @@
  * Subjects run with `NODE_ENV=production` and `EVENTS_BROKER_PORT=0` (the example app's local
  * events broker takes a free port rather than 4222).
  *
+ * Verdicts: `examples/app` / bare <= 2.0 and fw / Hono <= 1.25 (medians of start times). They are
+ * printed only when bare's median start time is within 1.5x its quiet figure in `_quiet.ts`; a
+ * slower bare means a loaded machine (whose slow baseline flatters every ratio), and the script says
+ * to run again. Bare's own start time is printed for each round beside the ratios.
+ *
  * Options: `--rounds <n>` (default 7), `--only <names>` (comma-separated, for example
  * `--only bare,fw`).
  *
  * @module
  */
+
+import { checkBaseline, loadAverage, verdict } from "./_quiet.ts";
 
 const args = Object.fromEntries(
   Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
@@ -135,6 +142,7 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+const loadBefore = await loadAverage();
 for (const s of subjects) await run(s); // warm-up: fill the caches
 
 const samples: Record<string, Sample[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
@@ -158,7 +166,8 @@ const ratio = (a: number | undefined, b: number | undefined) =>
   a !== undefined && b !== undefined ? (a / b).toFixed(2) : "-";
 
 console.log(
-  `\nstart to first 200 and RSS after it, median of ${rounds} rounds, ${Deno.build.target}`,
+  `\nstart to first 200 and RSS after it, median of ${rounds} rounds, ${Deno.build.target}; ` +
+    `load average ${loadBefore} before, ${await loadAverage()} after`,
 );
 console.log(
   "| subject | start ms | /bare | /hono | CPU ms | /bare | /hono | RSS MB | RSS /bare |",
@@ -180,4 +189,23 @@ for (const s of subjects) {
   if (ms.bare !== undefined && s.name !== "bare") parts.push(`/bare ${perRound(s.name, "bare")}`);
   if (ms.hono !== undefined && s.name !== "hono") parts.push(`/hono ${perRound(s.name, "hono")}`);
   if (parts.length) console.log(`  ${s.name}: ${parts.join("; ")}`);
+}
+if (ms.bare !== undefined) {
+  console.log(
+    `  bare's own start ms per round: ${samples.bare.map((x) => x.ms.toFixed(1)).join(" ")}`,
+  );
+  const check = checkBaseline("startup/bare", ms.bare);
+  console.log(`\n${check.text}`);
+  const goal = (name: string, of: string, bound: number) => {
+    if (ms[name] === undefined || ms[of] === undefined) return;
+    const r = ms[name] / ms[of];
+    console.log(
+      verdict(
+        [check],
+        `${name} / ${of} ${r.toFixed(2)} (goal <= ${bound}): ${r <= bound ? "met" : "NOT met"}`,
+      ),
+    );
+  };
+  goal("examples/app", "bare", 2.0);
+  goal("fw", "hono", 1.25);
 }
