@@ -23,7 +23,9 @@
  * (a)-(d), fw on (b) for the rows that compare fw variants) against the baseline's quiet figure in
  * `_quiet.ts`. The verdicts at the end (fw/bare >= 0.95 on (b) and (d), the cost of policies,
  * tracing and the dashboard) are printed only for scenarios whose baseline ran within 1.5x of its
- * quiet figure; otherwise the machine was loaded and the script says to run again.
+ * quiet figure; otherwise the machine was loaded and the script says to run again. Each scenario
+ * also prints the server's CPU time per request (user + system, `/proc/<pid>/stat`) for each kind,
+ * a figure a loaded machine moves less than req/s.
  *
  * Options: `--duration <s>` (default 4), `--rounds <n>` (default 3), `--connections <n>` (50),
  * `--only <letters>` (for example `--only ac`), `--traced` (the traced row only, like
@@ -135,6 +137,19 @@ async function start(kind: string, port: number, routes: number): Promise<Deno.C
   return child;
 }
 
+/** CPU seconds a process has used (user + system, from `/proc/<pid>/stat`), or NaN off Linux. */
+async function cpuSeconds(pid: number): Promise<number> {
+  try {
+    const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks, USER_HZ = 100
+  } catch {
+    return NaN;
+  }
+}
+
+/** The number of requests of a wrk run (its "N requests in" line). */
+let lastRequests = 0;
+
 async function wrk(url: string, s: Scenario): Promise<number> {
   const headers = Object.entries(s.headers ?? {}).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
   const out = await new Deno.Command("wrk", {
@@ -153,6 +168,7 @@ async function wrk(url: string, s: Scenario): Promise<number> {
   if (/Non-2xx or 3xx responses/.test(text)) {
     throw new Error(`non-2xx responses from ${url}:\n${text}`);
   }
+  lastRequests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
   const m = /Requests\/sec:\s+([\d.]+)/.exec(text);
   if (!m) throw new Error(`could not read wrk output:\n${text}`);
   return Number(m[1]);
@@ -171,6 +187,8 @@ const loadBefore = await loadAverage();
 for (const s of selected) {
   const kinds = s.kinds ?? KINDS;
   const runs: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k, []]));
+  /** Server CPU µs per request, per kind and round (steadier than req/s on a loaded machine). */
+  const cpu: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? [...kinds] : [...kinds].reverse();
     for (const kind of order) {
@@ -178,7 +196,9 @@ for (const s of selected) {
       const child = await start(kind, p, s.routes);
       try {
         await wrk(`http://127.0.0.1:${p}${s.path}`, s); // warm-up (JIT)
+        const before = await cpuSeconds(child.pid);
         runs[kind].push(await wrk(`http://127.0.0.1:${p}${s.path}`, s));
+        cpu[kind].push((await cpuSeconds(child.pid) - before) / lastRequests * 1e6);
       } finally {
         child.kill("SIGTERM");
         await child.status;
@@ -194,6 +214,14 @@ for (const s of selected) {
   );
   console.log(
     `    ${base} req/s per round: ${runs[base].map((x) => x.toFixed(0)).join(" ")}; ${check.text}`,
+  );
+  console.log(
+    `    server CPU µs per request, median (rounds): ${
+      kinds.map((k) =>
+        `${k} ${median(cpu[k]).toFixed(2)} (${cpu[k].map((x) => x.toFixed(2)).join(" ")})`
+      )
+        .join("; ")
+    }`,
   );
   if (kinds.includes("fw-dashboard")) {
     const cost = (1 - medians["fw-dashboard"] / medians.fw) * 100;
