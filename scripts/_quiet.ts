@@ -15,7 +15,7 @@
  * asks for it to be recorded, and its verdict is printed. On another
  * machine, run the benchmark when the machine is quiet and put the baseline's figure here (the
  * benchmarks print it as `baseline ... (quiet ...)`), or set `BENCH_IGNORE_LOAD=1` to print the
- * verdicts regardless (they are then marked as such).
+ * verdicts regardless (they are then marked as such). `bench:events` does not go through it yet.
  *
  * @module
  */
