@@ -9,8 +9,22 @@
 
 import type { Span } from "@fw/runtime";
 
-/** Matched route pattern by request (only filled when middlewares are installed). */
-export const matchedRoutes: WeakMap<Request, string> = new WeakMap();
+/**
+ * The key of a request's matched route pattern (only set when middlewares are installed): a
+ * property of the request itself, not a `WeakMap` entry, since an entry per request fills the
+ * map with ephemerons, which make every young-generation collection dearer.
+ */
+const ROUTE: unique symbol = Symbol("fw.matchedRoute");
+
+/**
+ * Records the route pattern a request matched.
+ *
+ * @param req The request.
+ * @param pattern The pattern.
+ */
+export function setMatchedRoute(req: Request, pattern: string): void {
+  (req as Request & { [ROUTE]?: string })[ROUTE] = pattern;
+}
 
 /**
  * Server spans taken over by a stream connection: the span lasts for the connection's life, so
@@ -48,5 +62,5 @@ export const streamSpans: WeakSet<Span> = new WeakSet();
  * ```
  */
 export function matchedRoute(req: Request): string | undefined {
-  return matchedRoutes.get(req);
+  return (req as Request & { [ROUTE]?: string })[ROUTE];
 }

@@ -4,6 +4,8 @@
  * @module
  */
 
+import { requestHeader } from "./_request_header.ts";
+
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const ZERO = "0".repeat(32);
 
@@ -26,7 +28,7 @@ const cache = new WeakMap<Request, string>();
 export function traceIdOf(req: Request): string {
   let id = cache.get(req);
   if (id) return id;
-  const m = TRACEPARENT.exec(req.headers.get("traceparent")?.trim().toLowerCase() ?? "");
+  const m = TRACEPARENT.exec(requestHeader(req, "traceparent")?.trim().toLowerCase() ?? "");
   id = m && m[1] !== ZERO ? m[1] : newTraceId();
   cache.set(req, id);
   return id;

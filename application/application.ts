@@ -30,7 +30,7 @@ import {
 import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
 import { type ContextProvider, contextProviders } from "./_context_providers.ts";
 import { preflights } from "./policies/_hook.ts";
-import { matchedRoutes } from "./_route_info.ts";
+import { setMatchedRoute } from "./_route_info.ts";
 import { closeStreams } from "./streams/_registry.ts";
 import { catchAllOf, decodeParams, pathOf, RequestValues, stripBody, urlOf } from "./_dispatch.ts";
 import type { Router } from "./router/router.ts";
@@ -458,7 +458,7 @@ export class Application {
     }
     let res: Response | Promise<Response>;
     if (values === undefined) {
-      matchedRoutes.set(req, match.pattern);
+      setMatchedRoute(req, match.pattern);
       res = entry.safe(req, params, info);
     } else {
       const store = values as unknown as Record<string, unknown>;

@@ -20,6 +20,7 @@ import {
   UnsupportedMediaTypeException,
   ValidationException,
 } from "@fw/runtime";
+import { requestHeader } from "./_request_header.ts";
 
 /** Default request body limit: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -164,11 +165,10 @@ export function readJson(
   stripKeys: boolean,
   timeoutMs?: number,
 ): Promise<unknown> {
-  const headers = req.headers;
-  const length = headers.get("content-length");
+  const length = requestHeader(req, "content-length");
   // Only touch `req.body` when there is no Content-Length: creating the stream costs time.
   if (length === "0" || (length === null && req.body === null)) return Promise.resolve(undefined);
-  const contentType = headers.get("content-type");
+  const contentType = requestHeader(req, "content-type");
   if (!isJsonContentType(contentType)) {
     return discard(req).then(() => {
       throw new UnsupportedMediaTypeException(

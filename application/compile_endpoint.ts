@@ -40,6 +40,7 @@ import {
 } from "@fw/runtime";
 import { readJson } from "./body.ts";
 import { RequestValues } from "./_dispatch.ts";
+import { requestHeader } from "./_request_header.ts";
 import { streamCompiler } from "./streams/_registry.ts";
 import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
@@ -121,7 +122,7 @@ class CompiledEndpoint {
       const invalid = validateParamsAndQuery(ctx, this.#params, this.#query);
       if (invalid !== undefined) return invalid;
       if (this.#negotiateEarly) {
-        const media = negotiate(req.headers.get("accept"));
+        const media = negotiate(requestHeader(req, "accept"));
         if (media === undefined) return this.#notAcceptable(req);
         ctx._media = media;
       }
@@ -262,7 +263,7 @@ class CompiledEndpoint {
     if (result === undefined) return new Response(null, { status: status === 200 ? 204 : status });
     if (result instanceof HttpResponse) return result.toResponse();
     if (result instanceof Response) return result;
-    const media = ctx._media ?? negotiate(ctx.req.headers.get("accept"));
+    const media = ctx._media ?? negotiate(requestHeader(ctx.req, "accept"));
     if (media === undefined) return this.#notAcceptable(ctx.req);
     const body = serialize(result, media.format);
     const headers = media.format === "json" ? JSON_HEADERS : MEDIA_HEADERS.get(media);
@@ -274,7 +275,7 @@ class CompiledEndpoint {
   }
 
   #notAcceptable(req: Request): Response {
-    const accept = (req.headers.get("accept") ?? "").slice(0, 200);
+    const accept = (requestHeader(req, "accept") ?? "").slice(0, 200);
     return this.#fail(
       new NotAcceptableException(
         `Cannot produce a response matching Accept "${accept}": supported types are ${SUPPORTED}`,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { endpoint } from "./endpoint.ts";
-import { serve } from "./testdata/policy_app.ts";
+import { get, serve } from "./testdata/policy_app.ts";
 import { makeApp } from "./testdata/policy_app.ts";
 
 const echo = endpoint().body({ text: String }).handle(async (ctx) => ({
@@ -161,5 +161,66 @@ Deno.test("http({ shutdownTimeoutMs }) stops the application past the deadline, 
   } finally {
     release();
     await pending;
+  }
+});
+
+/** Sends a raw request (repeated header lines are kept) and returns the status line and body. */
+async function rawRequest(port: number, head: string): Promise<{ status: string; body: string }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  try {
+    await conn.write(encoder.encode(head));
+    let text = "";
+    const buf = new Uint8Array(4096);
+    for (;;) {
+      const n = await conn.read(buf).catch(() => null);
+      if (n === null) break;
+      text += new TextDecoder().decode(buf.subarray(0, n));
+    }
+    const [top, body = ""] = text.split("\r\n\r\n");
+    return { status: top.split("\r\n")[0], body };
+  } finally {
+    conn.close();
+  }
+}
+
+Deno.test("http() negotiates on Accept and checks Content-Type read from a served request; handlers still read req.headers", async () => {
+  const item = endpoint().returns({ id: Number }).handle(() => ({ id: 1 }));
+  const echo = endpoint().body({ text: String }).handle(async (ctx) => ({
+    got: (await ctx.body()).text,
+    agent: ctx.req.headers.get("user-agent"),
+  }));
+  const t = await serve({ "GET /item": item, "POST /echo": echo });
+  try {
+    const port = t.app.address!.port;
+    const json = await get(`${t.url}/item`, { headers: { accept: "application/json" } });
+    assert.equal(json.status, 200);
+    assert.deepEqual(JSON.parse(json.body), { id: 1 });
+    const xml = await get(`${t.url}/item`, { headers: { accept: "application/xml" } });
+    assert.equal(xml.status, 200);
+    assert.match(xml.headers.get("content-type")!, /^application\/xml/);
+    const refused = await get(`${t.url}/item`, { headers: { accept: "image/png" } });
+    assert.equal(refused.status, 406);
+    assert.match(refused.body, /image\/png/);
+    // Two Accept lines count as one list: the second makes JSON acceptable.
+    const twoLines = await rawRequest(
+      port,
+      "GET /item HTTP/1.1\r\nhost: a\r\naccept: image/png\r\naccept: application/json\r\nconnection: close\r\n\r\n",
+    );
+    assert.equal(twoLines.status, "HTTP/1.1 200 OK");
+    const posted = await get(`${t.url}/echo`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "user-agent": "probe/1" },
+      body: JSON.stringify({ text: "hi" }),
+    });
+    assert.equal(posted.status, 200);
+    assert.deepEqual(JSON.parse(posted.body), { got: "hi", agent: "probe/1" });
+    const wrongType = await get(`${t.url}/echo`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "hi",
+    });
+    assert.equal(wrongType.status, 415);
+  } finally {
+    await t.stop();
   }
 });

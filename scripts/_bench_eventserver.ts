@@ -16,6 +16,7 @@
  */
 
 import { Child } from "./_bench_child.ts";
+import { checkBaseline, verdict } from "./_quiet.ts";
 
 const dir = new URL(".", import.meta.url).pathname;
 
@@ -151,5 +152,19 @@ export async function benchEventServer(o: EventServerBenchOptions): Promise<void
   console.log(
     `Median ratios: fan-out ${med("fanout")}x, RSS per connection ${med("rss")}x, ` +
       `latency p50 ${med("p50")}x, p99 ${med("p99")}x`,
+  );
+  const check = checkBaseline(
+    "streams/eventserver/bare",
+    median(rows.filter((x) => x.server === "bare").map((x) => x.messagesPerSecond)),
+  );
+  console.log(check.text);
+  console.log(
+    verdict(
+      [check],
+      `fan-out ${med("fanout")}x (target >= 0.8): ${med("fanout") >= 0.8 ? "met" : "NOT met"}; ` +
+        `RSS per connection ${med("rss")}x (target <= 1.3): ${
+          med("rss") <= 1.3 ? "met" : "NOT met"
+        }`,
+    ),
   );
 }

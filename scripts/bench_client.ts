@@ -9,7 +9,8 @@
  * on a loaded machine; the server's work is not in it, so its ratio is the harsher one), then the
  * medians. The budget: the client adds at most 5 % to the time of a call. Last, the client's own work
  * with the network taken out (a transport answering at once), beside a bare fetch's CPU per request:
- * the figure least moved by a loaded machine.
+ * the figure least moved by a loaded machine. The verdict on the budget is printed only when the
+ * bare fetch's median req/s is within 1.5x of its quiet figure in `_quiet.ts` (else: run again).
  *
  * ```sh
  * deno task bench:client            # 9 rounds of 4000 requests each, 16 in flight
@@ -23,6 +24,7 @@ import { cpuUsage } from "node:process";
 import { apiClient } from "@fw/application/client";
 import type { ClientRoutes } from "../application/testdata/client_app.ts";
 import { Child } from "./_bench_child.ts";
+import { checkBaseline, verdict } from "./_quiet.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 9);
 const REQUESTS = Number(Deno.env.get("BENCH_REQUESTS") ?? 4000);
@@ -120,12 +122,18 @@ console.log(
     median(typedCpu).toFixed(1).padStart(17)
   }  ${median(cpuRatios).toFixed(3).padStart(15)}`,
 );
+const baseline = checkBaseline("client/bare", median(bare));
+console.log(baseline.text);
 console.log(
-  `the client adds ${overhead.toFixed(1)} % to the time of a bare fetch (budget 5 %): ${
-    overhead <= 5 ? "within" : "OVER"
-  }; the calling process spends ${
-    ((median(cpuRatios) - 1) * 100).toFixed(1)
-  } % more CPU per request (its own side only, not the server's)`,
+  verdict(
+    [baseline],
+    `the client adds ${overhead.toFixed(1)} % to the time of a bare fetch (budget 5 %): ${
+      overhead <= 5 ? "within" : "OVER"
+    }`,
+  ) +
+    `; the calling process spends ${
+      ((median(cpuRatios) - 1) * 100).toFixed(1)
+    } % more CPU per request (its own side only, not the server's)`,
 );
 
 // The client's own work, with the network taken out: the same call against a transport that

@@ -19,6 +19,14 @@
  * Servers run with `NODE_ENV=production`, as deployed: fw's response validation against
  * `.returns()` is a development aid and is off in production (pass `--dev` to keep it on).
  *
+ * Each scenario also prints its baseline's own req/s per round and median (bare `Deno.serve` for
+ * (a)-(d), fw on (b) for the rows that compare fw variants) against the baseline's quiet figure in
+ * `_quiet.ts`. The verdicts at the end (fw/bare >= 0.95 on (b) and (d), the cost of policies,
+ * tracing and the dashboard) are printed only for scenarios whose baseline ran within 1.5x of its
+ * quiet figure; otherwise the machine was loaded and the script says to run again. Each scenario
+ * also prints the server's CPU time per request (user + system, `/proc/<pid>/stat`) for each kind,
+ * a figure a loaded machine moves less than req/s.
+ *
  * Options: `--duration <s>` (default 4), `--rounds <n>` (default 3), `--connections <n>` (50),
  * `--only <letters>` (for example `--only ac`), `--traced` (the traced row only, like
  * `--only f`; `--only g` runs the dashboard row alone), `--dev`.
@@ -27,6 +35,7 @@
  */
 
 import { BENCH_ORIGIN, benchToken } from "./_bench_auth.ts";
+import { type BaselineCheck, checkBaseline, loadAverage, verdict } from "./_quiet.ts";
 
 const dev = Deno.args.includes("--dev");
 const tracedOnly = Deno.args.includes("--traced");
@@ -128,6 +137,19 @@ async function start(kind: string, port: number, routes: number): Promise<Deno.C
   return child;
 }
 
+/** CPU seconds a process has used (user + system, from `/proc/<pid>/stat`), or NaN off Linux. */
+async function cpuSeconds(pid: number): Promise<number> {
+  try {
+    const fields = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks, USER_HZ = 100
+  } catch {
+    return NaN;
+  }
+}
+
+/** The number of requests of a wrk run (its "N requests in" line). */
+let lastRequests = 0;
+
 async function wrk(url: string, s: Scenario): Promise<number> {
   const headers = Object.entries(s.headers ?? {}).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
   const out = await new Deno.Command("wrk", {
@@ -146,6 +168,7 @@ async function wrk(url: string, s: Scenario): Promise<number> {
   if (/Non-2xx or 3xx responses/.test(text)) {
     throw new Error(`non-2xx responses from ${url}:\n${text}`);
   }
+  lastRequests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
   const m = /Requests\/sec:\s+([\d.]+)/.exec(text);
   if (!m) throw new Error(`could not read wrk output:\n${text}`);
   return Number(m[1]);
@@ -157,10 +180,15 @@ const policyResults: Record<string, Record<string, number>> = {};
 const tracedResults: Record<string, { medians: Record<string, number>; ratios: string }> = {};
 const dashboardResults: Record<string, { m: Record<string, number>; perRound: string }> = {};
 let port = 18300;
+/** The baseline check of each scenario, and the verdicts printed at the end. */
+const verdicts: Array<[BaselineCheck, string]> = [];
+const loadBefore = await loadAverage();
 
 for (const s of selected) {
   const kinds = s.kinds ?? KINDS;
   const runs: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k, []]));
+  /** Server CPU µs per request, per kind and round (steadier than req/s on a loaded machine). */
+  const cpu: Record<string, number[]> = Object.fromEntries(kinds.map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? [...kinds] : [...kinds].reverse();
     for (const kind of order) {
@@ -168,7 +196,9 @@ for (const s of selected) {
       const child = await start(kind, p, s.routes);
       try {
         await wrk(`http://127.0.0.1:${p}${s.path}`, s); // warm-up (JIT)
+        const before = await cpuSeconds(child.pid);
         runs[kind].push(await wrk(`http://127.0.0.1:${p}${s.path}`, s));
+        cpu[kind].push((await cpuSeconds(child.pid) - before) / lastRequests * 1e6);
       } finally {
         child.kill("SIGTERM");
         await child.status;
@@ -176,6 +206,49 @@ for (const s of selected) {
     }
   }
   const medians = Object.fromEntries(kinds.map((k) => [k, median(runs[k])]));
+  // The baseline: bare Deno.serve for (a)-(d), untraced fw on (b) for the rows of fw variants.
+  const base = s.kinds === undefined ? "bare" : "fw";
+  const check = checkBaseline(
+    base === "bare" ? `http/${s.name[1]}/bare` : "http/b/fw",
+    medians[base],
+  );
+  console.log(
+    `    ${base} req/s per round: ${runs[base].map((x) => x.toFixed(0)).join(" ")}; ${check.text}`,
+  );
+  console.log(
+    `    server CPU µs per request, median (rounds): ${
+      kinds.map((k) =>
+        `${k} ${median(cpu[k]).toFixed(2)} (${cpu[k].map((x) => x.toFixed(2)).join(" ")})`
+      )
+        .join("; ")
+    }`,
+  );
+  if (kinds.includes("fw-dashboard")) {
+    const cost = (1 - medians["fw-dashboard"] / medians.fw) * 100;
+    const mw = (1 - medians["fw-middleware"] / medians.fw) * 100;
+    verdicts.push([
+      check,
+      `${s.name}: dashboard() costs ${cost.toFixed(1)}% of fw's throughput, ` +
+      `an empty middleware ${mw.toFixed(1)}%`,
+    ]);
+  } else if (kinds.includes("fw-traced")) {
+    const cost = (1 - medians["fw-traced"] / medians.fw) * 100;
+    verdicts.push([
+      check,
+      `${s.name}: tracing costs ${cost.toFixed(1)}% (bound 15%): ${cost <= 15 ? "within" : "OVER"}`,
+    ]);
+  } else if (s.kinds !== undefined) {
+    const cost = (1 - medians["fw-policies"] / medians.fw) * 100;
+    verdicts.push([check, `${s.name}: the policies cost ${cost.toFixed(1)}% of fw's throughput`]);
+  } else {
+    const r = medians.fw / medians.bare;
+    const goal = s.name[1] === "b" || s.name[1] === "d" ? 0.95 : undefined;
+    verdicts.push([
+      check,
+      `${s.name}: fw/bare ${r.toFixed(2)}` +
+      (goal === undefined ? "" : ` (goal >= ${goal}): ${r >= goal ? "met" : "NOT met"}`),
+    ]);
+  }
   if (kinds.includes("fw-dashboard")) {
     const m = medians;
     const perRound = runs.fw.map((fw, i) => (runs["fw-dashboard"][i] / fw).toFixed(3)).join(" ");
@@ -227,7 +300,8 @@ for (const s of selected) {
 await Deno.remove(postScript);
 
 console.log(
-  `\nreq/s, median of ${rounds} rounds of ${duration}s, wrk -t1 -c${connections}, ${Deno.build.target}`,
+  `\nreq/s, median of ${rounds} rounds of ${duration}s, wrk -t1 -c${connections}, ${Deno.build.target}; ` +
+    `load average ${loadBefore} before, ${await loadAverage()} after`,
 );
 if (Object.keys(results).length) {
   console.log("| scenario | bare | hono | fw | fw/bare | fw/hono |");
@@ -290,3 +364,6 @@ if (Object.keys(dashboardResults).length) {
     );
   }
 }
+
+console.log("\nVerdicts (each needs its baseline within 1.5x of its quiet figure):");
+for (const [check, text] of verdicts) console.log(`  ${verdict([check], text)}`);

@@ -17,14 +17,29 @@
  * Subjects run with `NODE_ENV=production` and `EVENTS_BROKER_PORT=0` (the example app's local
  * events broker takes a free port rather than 4222).
  *
+ * Verdicts: `examples/app` / bare <= 2.0 and fw / Hono <= 1.25 (medians of start times). They are
+ * printed only when bare's median start time is within 1.5x its quiet figure in `_quiet.ts`; a
+ * slower bare means a loaded machine (whose slow baseline flatters every ratio), and the script says
+ * to run again. Bare's own start time is printed for each round beside the ratios.
+ *
+ * `--instructions` counts instead, once per subject, the instructions each process executes from
+ * spawn to its first 200 under valgrind's callgrind (`valgrind` must be installed): a figure a
+ * loaded machine barely moves, for comparing changes while others use the machine (the ratios of
+ * instructions are not those of times: waiting costs no instructions).
+ *
  * Options: `--rounds <n>` (default 7), `--only <names>` (comma-separated, for example
- * `--only bare,fw`).
+ * `--only bare,fw`), `--instructions`.
  *
  * @module
  */
 
+import { checkBaseline, loadAverage, verdict } from "./_quiet.ts";
+
+const countInstructions = Deno.args.includes("--instructions");
 const args = Object.fromEntries(
-  Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
+  Deno.args.filter((a) => a !== "--instructions").map((a, i, all) =>
+    a.startsWith("--") ? [a.slice(2), all[i + 1]] : []
+  )
     .filter((x) => x.length),
 );
 const rounds = Number(args.rounds ?? 7);
@@ -129,13 +144,81 @@ async function run(subject: Subject): Promise<Sample> {
   }
 }
 
+/**
+ * Runs a subject under callgrind until its first 200, dumps the count and returns the number of
+ * instructions it executed (all threads).
+ */
+async function instructions(subject: Subject): Promise<number> {
+  const port = nextPort++;
+  const out = await Deno.makeTempFile({ prefix: "fw-callgrind-" });
+  const child = new Deno.Command("valgrind", {
+    args: [
+      "--tool=callgrind",
+      `--callgrind-out-file=${out}`,
+      Deno.execPath(),
+      "run",
+      "-A",
+      new URL(subject.entry, root).pathname,
+    ],
+    cwd: root.pathname,
+    stdout: "null",
+    stderr: "null",
+    env: { PORT: String(port), NODE_ENV: "production", EVENTS_BROKER_PORT: "0" },
+  }).spawn();
+  try {
+    const start = performance.now();
+    for (;;) {
+      if (performance.now() - start > 300_000) throw new Error(`${subject.name}: no answer`);
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}${subject.path}`, {
+          headers: { connection: "close" },
+        });
+        await res.body?.cancel();
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+    await new Deno.Command("callgrind_control", {
+      args: ["-d", String(child.pid)],
+      stdout: "null",
+      stderr: "null",
+    }).output();
+    for (let i = 0; i < 600; i++) {
+      const text = await Deno.readTextFile(`${out}.1`).catch(() => "");
+      const m = /^totals:\s+(\d+)/m.exec(text);
+      if (m) return Number(m[1]);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${subject.name}: callgrind wrote no count`);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+    for (const f of [out, `${out}.1`]) await Deno.remove(f).catch(() => {});
+  }
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+const loadBefore = await loadAverage();
 for (const s of subjects) await run(s); // warm-up: fill the caches
+if (countInstructions) {
+  const counts: Record<string, number> = {};
+  for (const s of subjects) counts[s.name] = await instructions(s);
+  console.log(`\ninstructions from spawn to the first 200 (callgrind), ${Deno.build.target}`);
+  console.log("| subject | instructions (M) | /bare | /hono |");
+  console.log("| --- | ---: | ---: | ---: |");
+  for (const s of subjects) {
+    const n = counts[s.name];
+    const of = (b: string) => counts[b] === undefined ? "-" : (n / counts[b]).toFixed(2);
+    console.log(`| ${s.name} | ${(n / 1e6).toFixed(1)} | ${of("bare")} | ${of("hono")} |`);
+  }
+  Deno.exit(0);
+}
 
 const samples: Record<string, Sample[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
 for (let r = 0; r < rounds; r++) {
@@ -158,7 +241,8 @@ const ratio = (a: number | undefined, b: number | undefined) =>
   a !== undefined && b !== undefined ? (a / b).toFixed(2) : "-";
 
 console.log(
-  `\nstart to first 200 and RSS after it, median of ${rounds} rounds, ${Deno.build.target}`,
+  `\nstart to first 200 and RSS after it, median of ${rounds} rounds, ${Deno.build.target}; ` +
+    `load average ${loadBefore} before, ${await loadAverage()} after`,
 );
 console.log(
   "| subject | start ms | /bare | /hono | CPU ms | /bare | /hono | RSS MB | RSS /bare |",
@@ -180,4 +264,23 @@ for (const s of subjects) {
   if (ms.bare !== undefined && s.name !== "bare") parts.push(`/bare ${perRound(s.name, "bare")}`);
   if (ms.hono !== undefined && s.name !== "hono") parts.push(`/hono ${perRound(s.name, "hono")}`);
   if (parts.length) console.log(`  ${s.name}: ${parts.join("; ")}`);
+}
+if (ms.bare !== undefined) {
+  console.log(
+    `  bare's own start ms per round: ${samples.bare.map((x) => x.ms.toFixed(1)).join(" ")}`,
+  );
+  const check = checkBaseline("startup/bare", ms.bare);
+  console.log(`\n${check.text}`);
+  const goal = (name: string, of: string, bound: number) => {
+    if (ms[name] === undefined || ms[of] === undefined) return;
+    const r = ms[name] / ms[of];
+    console.log(
+      verdict(
+        [check],
+        `${name} / ${of} ${r.toFixed(2)} (goal <= ${bound}): ${r <= bound ? "met" : "NOT met"}`,
+      ),
+    );
+  };
+  goal("examples/app", "bare", 2.0);
+  goal("fw", "hono", 1.25);
 }

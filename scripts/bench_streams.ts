@@ -34,6 +34,7 @@
  */
 
 import { Child } from "./_bench_child.ts";
+import { checkBaseline } from "./_quiet.ts";
 
 const args = Object.fromEntries(
   Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
@@ -146,6 +147,7 @@ if (only !== "fanout" && only !== "eventserver" && only !== "client") {
     const x = per(a, t) / per(b, t);
     return Number.isFinite(x) ? x.toFixed(2) : "-";
   };
+  // memory per connection does not depend on the machine's load: no baseline check
   console.log("RSS per idle connection, ratios (target fw/bare <= 1.1):");
   console.table(["sse", "ws"].map((t) => ({
     transport: t,
@@ -161,6 +163,12 @@ if (only !== "idle" && only !== "eventserver" && only !== "client") {
   }
   console.log("Fan-out (messages received per second, summed over subscribers):");
   console.table(rows);
+  for (const transport of ["sse", "ws"] as const) {
+    const bare = rows.find((r) => r.server === "bare" && r.transport === transport);
+    if (bare !== undefined) {
+      console.log(checkBaseline(`streams/fanout/${transport}/bare`, bare.messagesPerSecond).text);
+    }
+  }
 }
 if (only === undefined || only === "eventserver") {
   const { benchEventServer } = await import("./_bench_eventserver.ts");

@@ -98,8 +98,10 @@ export async function createProject(
       test: "deno task generate && deno test -A",
     },
     imports: await importMap(options.jsr ?? false),
-    // Deno KV (for `@fw/events/denokv` and your own data) is still behind a flag.
-    unstable: ["kv"],
+    // Deno KV (for `@fw/events/denokv` and your own data) is still behind a flag. With
+    // lazy-dynamic-imports, Deno reads a module imported with `await import()` (Swagger UI, jose,
+    // OpenTelemetry, the YAML and XML writers) when it is first used, not at start-up.
+    unstable: ["kv", "lazy-dynamic-imports"],
     fmt: { lineWidth: 100, exclude: ["src/.gen/"] },
     lint: { exclude: ["src/.gen/"] },
   };

@@ -15,6 +15,7 @@
 
 import type { CorsOptions } from "../endpoint_types.ts";
 import { DEFAULT_CORS_MAX_AGE } from "./_options.ts";
+import { requestHeader } from "../_request_header.ts";
 
 export { checkCorsOptions, DEFAULT_CORS_MAX_AGE } from "./_options.ts";
 
@@ -102,7 +103,7 @@ export class CorsPolicy {
       allowed = "*";
     } else {
       headers.append("vary", "Origin");
-      const origin = req.headers.get("origin");
+      const origin = requestHeader(req, "origin");
       if (origin === null || !this.allows(origin)) return;
       allowed = origin;
     }

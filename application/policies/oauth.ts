@@ -29,6 +29,7 @@ import {
 import { type AuthFailure, authFailures } from "./_auth.ts";
 import { type ContextProvider, contextProviders } from "../_context_providers.ts";
 import { TokenCache } from "./_token_cache.ts";
+import { requestHeader } from "../_request_header.ts";
 
 /** Remote JWKS settings of {@linkcode OAuthOptions}. */
 export interface JwksOptions {
@@ -281,7 +282,7 @@ export function oauth(options: OAuthOptions): OAuthPlugin {
 
   /** The values `oauth()` adds to a request's context: `{ user }`, or none. */
   const provide: ContextProvider = (req) => {
-    const header = req.headers.get("authorization");
+    const header = requestHeader(req, "authorization");
     if (header === null) return undefined;
     const token = bearer(header);
     if (token === undefined) return undefined;

@@ -20,7 +20,7 @@ import {
   type Tracer,
   tryContext,
 } from "@fw/runtime";
-import { matchedRoutes, streamSpans } from "../_route_info.ts";
+import { matchedRoute, streamSpans } from "../_route_info.ts";
 import { pathOf, urlOf } from "../_dispatch.ts";
 import { setTraceId } from "../_trace.ts";
 
@@ -66,7 +66,7 @@ function startSpan(tracer: Tracer, req: Request, enduser: boolean): Span {
 
 /** Names and closes the span once the response head is ready (a stream's span stays open). */
 function endSpan(span: Span, req: Request, status: number, error?: unknown): void {
-  const route = matchedRoutes.get(req);
+  const route = matchedRoute(req);
   if (route !== undefined) {
     span.setAttribute("http.route", route);
     span.updateName(`${req.method} ${route}`);
@@ -90,7 +90,7 @@ export function httpMiddleware(t: HttpTelemetry): Middleware {
   const { metrics, enduser } = t;
   const record = (req: Request, status: number, start: number) => {
     if (metrics === undefined) return;
-    const route = matchedRoutes.get(req);
+    const route = matchedRoute(req);
     const attributes: Record<string, string | number> = {
       "http.request.method": req.method,
       "http.response.status_code": status,

@@ -8,7 +8,7 @@
 import { Container, createLogger, noopMeter, systemClock } from "@fw/runtime";
 import type { EventBusOptions } from "../event_bus.ts";
 import type { Transport } from "../transport.ts";
-import { ScheduleRunner } from "./_runner.ts";
+import type { ScheduleRunner } from "./_runner.ts";
 import type { ScheduleDefinition } from "./schedule_types.ts";
 import type { ScheduleRecord, ScheduleStore } from "./store.ts";
 
@@ -203,8 +203,12 @@ export class Scheduler {
   async start(): Promise<void> {
     if (this.#started) return;
     const o = this.#o;
-    // Loaded here rather than imported: importing @fw/events loads no npm package.
-    const { compileCron } = await import("./_cron.ts");
+    // Loaded here rather than imported: importing @fw/events loads no npm package, and an app
+    // without schedules does not load the runner at start-up.
+    const [{ compileCron }, { ScheduleRunner }] = await Promise.all([
+      import("./_cron.ts"),
+      import("./_runner.ts"),
+    ]);
     const compiled = this.#defs.map(({ def, source }) => {
       try {
         return compileCron(def.options.cron, def.options.timezone);
