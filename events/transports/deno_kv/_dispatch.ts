@@ -17,6 +17,7 @@
 import type { Clock, Logger } from "@fw/runtime";
 import type { Admission, Delivery, DeliveryListener, SubscriptionSpec } from "../../transport.ts";
 import {
+  type BatchMessage,
   type DeliverMessage,
   isQueueMessage,
   keys,
@@ -205,8 +206,9 @@ export class KvDispatcher {
     return [...local.instances.slice(start), ...local.instances.slice(0, start)];
   }
 
-  async #handle(msg: DeliverMessage): Promise<void> {
+  async #handle(msg: DeliverMessage | BatchMessage): Promise<void> {
     const kv = await this.#o.kv();
+    if (msg.kind === "batch") return this.#handleBatch(kv, msg);
     if ((await kv.get(keys.moved(msg.prefix, msg.qid))).versionstamp !== null) return;
     const early = (msg.due ?? 0) - this.#o.clock.now();
     if (early > 0) {
@@ -215,11 +217,71 @@ export class KvDispatcher {
       await retryLocked(() => kv.enqueue(next, this.#o.enqueueOptions(next, early)));
       return;
     }
+    await this.#dispatch(kv, msg, keys.moved(msg.prefix, msg.qid));
+  }
+
+  /**
+   * A batch of delayed envelopes: each part not moved by an earlier delivery of this queue
+   * message is held until its due time, then dispatched as a message of its own whose retry or
+   * hand-on marks the part as moved. Settles when every part has.
+   */
+  async #handleBatch(kv: Deno.Kv, msg: BatchMessage): Promise<void> {
+    const moved = new Set<unknown>();
+    for await (const e of kv.list({ prefix: keys.movedParts(msg.prefix, msg.qid) })) {
+      moved.add(e.key[3]);
+    }
+    const parts = msg.parts.map((part, i) => ({ part, i })).filter(({ i }) => !moved.has(i));
+    if (parts.length === 0) return;
+    const early = parts[0].part.due - this.#o.clock.now();
+    if (early > 0) {
+      // Handed over before its time: queued again for the rest, without the moved parts.
+      const next: BatchMessage = { ...msg, qid: newQid(), parts: parts.map(({ part }) => part) };
+      await retryLocked(() => kv.enqueue(next, this.#o.enqueueOptions(next, early)));
+      return;
+    }
+    const { parts: _, kind: __, ...base } = msg;
+    await Promise.all(parts.map(async ({ part, i }) => {
+      await this.#until(part.due);
+      const single: DeliverMessage = {
+        ...base,
+        kind: "deliver",
+        qid: `${msg.qid}:${i}`,
+        envelope: part.envelope,
+        due: part.due,
+      };
+      await this.#dispatch(kv, single, keys.movedPart(msg.prefix, msg.qid, i));
+    }));
+  }
+
+  /** Resolves at `due` on the transport's clock; rejects when the transport closes first. */
+  #until(due: number): Promise<void> {
+    const wait = due - this.#o.clock.now();
+    if (wait <= 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const abandon = (err: unknown) => {
+        this.#o.clock.clearTimeout(timer);
+        this.#held.delete(abandon);
+        reject(err);
+      };
+      const timer = this.#o.clock.setTimeout(() => {
+        this.#held.delete(abandon);
+        resolve();
+      }, wait);
+      this.#held.add(abandon);
+    });
+  }
+
+  /**
+   * Hands a due message to a local instance, else on to a process that has one, else parks it
+   * (competing) or drops it (a broadcast instance that left). `marker` is set in the same commit
+   * as whatever replaces the message, so a copy redelivered after a crash is skipped.
+   */
+  async #dispatch(kv: Deno.Kv, msg: DeliverMessage, marker: Deno.KvKey): Promise<void> {
     const candidates = this.#candidates(msg);
     if (candidates.length > 0) {
       return this.#offer(msg, candidates, {
         done: () => Promise.resolve(),
-        replace: (next, delayMs) => this.#replace(kv, msg, next, delayMs),
+        replace: (next, delayMs) => this.#replace(kv, marker, next, delayMs),
       });
     }
     const now = this.#o.clock.now();
@@ -227,9 +289,10 @@ export class KvDispatcher {
       .filter((i) => i.owner !== this.#o.owner && (msg.instance ?? i.id) === i.id);
     if (live.length > 0) {
       const target = live[Math.floor(Math.random() * live.length)].owner;
-      await this.#moveTo(kv, msg, keys.inbox(msg.prefix, target, msg.qid));
+      await this.#moveTo(kv, marker, msg, keys.inbox(msg.prefix, target, msg.qid));
     } else if (msg.instance === undefined) {
-      await this.#moveTo(kv, msg, keys.parked(msg.prefix, msg.topic, msg.group, msg.qid));
+      const key = keys.parked(msg.prefix, msg.topic, msg.group, msg.qid);
+      await this.#moveTo(kv, marker, msg, key);
       // An instance that joined between the look above and the park has already queued its
       // group's parked messages (it registers, then unparks), so this one would wait for the next
       // repair round. Look again after parking: of the two, at least one sees the other's write.
@@ -305,28 +368,30 @@ export class KvDispatcher {
     });
   }
 
-  /** Enqueues `next` and marks `msg` as moved, in one commit. */
+  /** Enqueues `next` and sets the replaced message's `marker`, in one commit. */
   async #replace(
     kv: Deno.Kv,
-    msg: DeliverMessage,
+    marker: Deno.KvKey,
     next: DeliverMessage,
     delayMs: number,
   ): Promise<void> {
     await retryLocked(() =>
       kv.atomic()
         .enqueue(next, this.#o.enqueueOptions(next, delayMs))
-        .set(keys.moved(msg.prefix, msg.qid), true, { expireIn: MOVED_TTL_MS })
+        .set(marker, true, { expireIn: MOVED_TTL_MS })
         .commit()
     );
   }
 
-  /** Stores the message under `key` (an inbox, or parked) and marks it as moved, in one commit. */
-  async #moveTo(kv: Deno.Kv, msg: DeliverMessage, key: Deno.KvKey): Promise<void> {
+  /** Stores `msg` under `key` (an inbox, or parked) and sets `marker`, in one commit. */
+  async #moveTo(
+    kv: Deno.Kv,
+    marker: Deno.KvKey,
+    msg: DeliverMessage,
+    key: Deno.KvKey,
+  ): Promise<void> {
     await retryLocked(() =>
-      kv.atomic()
-        .set(key, msg)
-        .set(keys.moved(msg.prefix, msg.qid), true, { expireIn: MOVED_TTL_MS })
-        .commit()
+      kv.atomic().set(key, msg).set(marker, true, { expireIn: MOVED_TTL_MS }).commit()
     );
   }
 }

@@ -10,6 +10,7 @@
  * | `[prefix, "inbox", owner, qid]` | a message handed to that owner by another process |
  * | `[prefix, "parked", topic, group, qid]` | a queue message waiting for an instance of its group |
  * | `[prefix, "moved", qid]` | marker: this queue message was replaced by another (expires) |
+ * | `[prefix, "moved", qid, part]` | marker: that part of a batch was replaced or handed on (expires) |
  * | `[prefix, "undelivered", qid]` | a queue message Deno KV gave up on (`keysIfUndelivered`) |
  * | `[prefix, "dedupe", topic, dedupeKey]` | marker: a publish with this key happened (expires) |
  * | `[prefix, "dead", order]` and `[prefix, "dead-count"]` | kept dead letters and their count |
@@ -44,6 +45,33 @@ export interface DeliverMessage {
   readonly due?: number;
 }
 
+/** One delayed envelope of a {@linkcode BatchMessage}. */
+export interface BatchPart {
+  readonly envelope: Envelope;
+  /** Its due time (ms since the epoch). */
+  readonly due: number;
+}
+
+/**
+ * Delayed envelopes for one subscription group (or broadcast instance), published together and
+ * due within a short span: one queue message, due at the first part's time, whose listener holds
+ * the rest until each is due. Their deliveries are the parts' own: a retry or hand-on of a part
+ * becomes a {@linkcode DeliverMessage} and marks that part as moved.
+ */
+export interface BatchMessage {
+  readonly mark: typeof MARK;
+  readonly kind: "batch";
+  readonly prefix: string;
+  readonly qid: string;
+  readonly topic: string;
+  readonly group: string;
+  readonly instance?: string;
+  /** 1-based delivery attempt of every part. */
+  readonly attempt: number;
+  /** In due order; at least two. */
+  readonly parts: readonly BatchPart[];
+}
+
 /** A no-op message that makes the local SQLite queue look at the database again. */
 export interface WakeMessage {
   readonly mark: typeof MARK;
@@ -53,7 +81,7 @@ export interface WakeMessage {
 }
 
 /** Everything an fw transport puts on the queue. */
-export type QueueMessage = DeliverMessage | WakeMessage;
+export type QueueMessage = DeliverMessage | BatchMessage | WakeMessage;
 
 /**
  * Whether a queue value was sent by an fw transport.
@@ -66,8 +94,9 @@ export function isQueueMessage(value: unknown): value is QueueMessage {
   const m = value as Record<string, unknown>;
   if (m.mark !== MARK || typeof m.prefix !== "string" || typeof m.qid !== "string") return false;
   if (m.kind === "wake") return true;
-  return m.kind === "deliver" && typeof m.topic === "string" && typeof m.group === "string" &&
-    typeof m.attempt === "number";
+  if (typeof m.topic !== "string" || typeof m.group !== "string") return false;
+  if (typeof m.attempt !== "number") return false;
+  return m.kind === "deliver" || (m.kind === "batch" && Array.isArray(m.parts));
 }
 
 /** A group's registry entry. */
@@ -120,6 +149,8 @@ export const keys = {
   inboxOf: (p: string, owner: string): Deno.KvKey => [p, "inbox", owner],
   inbox: (p: string, owner: string, qid: string): Deno.KvKey => [p, "inbox", owner, qid],
   moved: (p: string, qid: string): Deno.KvKey => [p, "moved", qid],
+  movedParts: (p: string, qid: string): Deno.KvKey => [p, "moved", qid],
+  movedPart: (p: string, qid: string, part: number): Deno.KvKey => [p, "moved", qid, part],
   undeliveredAll: (p: string): Deno.KvKey => [p, "undelivered"],
   undelivered: (p: string, qid: string): Deno.KvKey => [p, "undelivered", qid],
   dedupe: (p: string, topic: string, key: string): Deno.KvKey => [p, "dedupe", topic, key],

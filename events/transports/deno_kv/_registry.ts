@@ -11,6 +11,7 @@
 import type { Logger } from "@fw/runtime";
 import type { SubscriptionSpec } from "../../transport.ts";
 import {
+  type BatchMessage,
   type DeliverMessage,
   type InstanceRecord,
   isQueueMessage,
@@ -47,8 +48,11 @@ export interface EnqueueOptions {
   backoffSchedule?: number[];
 }
 
+/** A queue message that carries envelopes. */
+export type CarryMessage = DeliverMessage | BatchMessage;
+
 /** Builds the enqueue options of one message. */
-export type EnqueueOptionsFn = (m: DeliverMessage, delayMs: number) => EnqueueOptions;
+export type EnqueueOptionsFn = (m: CarryMessage, delayMs: number) => EnqueueOptions;
 
 /** A live instance of a group and the owner that has it. */
 export interface LiveInstance {
@@ -95,10 +99,10 @@ export async function liveInstances(
 }
 
 /** Moves a stored message (parked, undelivered, in an inbox) back onto the queue, once. */
-export async function requeue(
+export async function requeue<M extends CarryMessage>(
   kv: Deno.Kv,
-  entry: Deno.KvEntry<DeliverMessage>,
-  next: DeliverMessage,
+  entry: Deno.KvEntry<M>,
+  next: M,
   enqueueOptions: EnqueueOptionsFn,
 ): Promise<boolean> {
   // The check makes two processes doing this at once enqueue it only once.
@@ -133,17 +137,19 @@ export async function sweepUndelivered(
 ): Promise<void> {
   for await (const e of kv.list<QueueMessage>({ prefix: keys.undeliveredAll(p) })) {
     const m = e.value;
-    if (!isQueueMessage(m) || m.kind !== "deliver") {
+    if (!isQueueMessage(m) || m.kind === "wake") {
       await retryLocked(() => kv.delete(e.key));
       continue;
     }
-    const next: DeliverMessage = { ...m, qid: newQid(), attempt: m.attempt + 1 };
-    if (await requeue(kv, e as Deno.KvEntry<DeliverMessage>, next, enqueueOptions)) {
+    const next: CarryMessage = { ...m, qid: newQid(), attempt: m.attempt + 1 };
+    if (await requeue(kv, e as Deno.KvEntry<CarryMessage>, next, enqueueOptions)) {
+      const envelope = m.kind === "batch" ? m.parts[0]?.envelope : m.envelope;
       logger?.warn("deno kv: queued again a message Deno KV could not deliver", {
-        traceId: m.envelope?.traceId,
+        traceId: envelope?.traceId,
         topic: m.topic,
         group: m.group,
-        messageId: m.envelope?.id,
+        messageId: envelope?.id,
+        ...(m.kind === "batch" ? { messages: m.parts.length } : {}),
         attempt: next.attempt,
       });
     }

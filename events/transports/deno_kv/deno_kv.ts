@@ -27,7 +27,14 @@ import type {
   TransportCapabilities,
   TransportPublishOptions,
 } from "../../transport.ts";
-import { type DeliverMessage, type GroupRecord, keys, MARK, newQid } from "./_keys.ts";
+import {
+  type BatchMessage,
+  type DeliverMessage,
+  type GroupRecord,
+  keys,
+  MARK,
+  newQid,
+} from "./_keys.ts";
 import { KvDispatcher, type LocalInstance } from "./_dispatch.ts";
 import { inspectDenoKv } from "./_inspect.ts";
 import { DENOKV_MAX_DELAY_MS, type ResolvedOptions, resolveOptions } from "./_options.ts";
@@ -50,6 +57,38 @@ export type { DenoKvTransportOptions } from "./_options.ts";
 const CHUNK = 500;
 /** When a listening transport opens its file once more to recover abandoned messages. */
 const RECOVERY_PROBE_MS = 5500;
+/** Delayed envelopes of one flush due within this span of the first share one queue message. */
+const BATCH_SPAN_MS = 100;
+/** At most this many envelopes in one queue message. */
+const BATCH_MAX = 100;
+/** Estimated size cap of one queue message (Deno KV takes at most 64 KiB per value). */
+const BATCH_BYTES = 48_000;
+/** Estimated size cap of one atomic commit (Deno KV takes at most 800 KiB). */
+const COMMIT_BYTES = 400_000;
+
+/** A delayed publish waiting for the flush of its turn. */
+interface PendingDelayed {
+  readonly envelope: Envelope;
+  readonly due: number;
+  readonly size: number;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/** Where a topic's messages go: a competing group, or one live instance of a broadcast group. */
+interface Target {
+  readonly group: string;
+  readonly instance?: string;
+}
+
+/** A conservative guess of an envelope's size in a queue message, or undefined. */
+function sizeOf(envelope: Envelope): number | undefined {
+  try {
+    return 2 * JSON.stringify(envelope).length + 64;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The Deno KV transport. Create it with {@linkcode denoKvTransport}.
@@ -150,9 +189,13 @@ export class DenoKvTransport implements Transport {
     if (this.#closed) {
       throw new Error(`Cannot publish to topic "${envelope.topic}": the transport is closed`);
     }
-    const kv = await this.#open();
     const at = options?.deliverAt;
     const delay = at === undefined ? 0 : Math.max(0, at - this.#clock.now());
+    if (delay > 0 && typeof envelope.dedupeKey !== "string") {
+      const size = sizeOf(envelope);
+      if (size !== undefined && size <= BATCH_BYTES / 2) return this.#coalesce(envelope, at!, size);
+    }
+    const kv = await this.#open();
     const messages = await this.#fanOut(kv, envelope, delay > 0 ? at : undefined);
     const dedupe = typeof envelope.dedupeKey === "string"
       ? keys.dedupe(this.#prefix, envelope.topic, envelope.dedupeKey)
@@ -186,21 +229,126 @@ export class DenoKvTransport implements Transport {
   async #fanOut(kv: Deno.Kv, envelope: Envelope, due?: number): Promise<DeliverMessage[]> {
     const p = this.#prefix;
     const topic = envelope.topic;
+    return (await this.#targets(kv, topic)).map(({ group, instance }) => ({
+      mark: MARK,
+      kind: "deliver",
+      prefix: p,
+      qid: newQid(),
+      topic,
+      group,
+      ...(instance !== undefined ? { instance } : {}),
+      attempt: 1,
+      envelope,
+      ...(due !== undefined ? { due } : {}),
+    }));
+  }
+
+  /** The topic's competing groups and the live instances of its broadcast groups. */
+  async #targets(kv: Deno.Kv, topic: string): Promise<Target[]> {
+    const p = this.#prefix;
     const now = this.#clock.now();
-    const out: DeliverMessage[] = [];
+    const out: Target[] = [];
     for await (const g of kv.list<GroupRecord>({ prefix: keys.groups(p, topic) })) {
       const group = g.key[3] as string;
-      const base = { mark: MARK, kind: "deliver", prefix: p, topic, group, attempt: 1 };
-      if (due !== undefined) Object.assign(base, { due });
       if (g.value.distribution !== "broadcast") {
-        out.push({ ...base, qid: newQid(), envelope } as DeliverMessage);
+        out.push({ group });
         continue;
       }
       for (const { id } of await liveInstances(kv, p, topic, group, now)) {
-        out.push({ ...base, qid: newQid(), instance: id, envelope } as DeliverMessage);
+        out.push({ group, instance: id });
       }
     }
     return out;
+  }
+
+  /**
+   * Queues a delayed publish with the others of this turn: they are written together, and those
+   * for one group due within {@linkcode BATCH_SPAN_MS} of each other share one queue message
+   * (a {@linkcode BatchMessage}), so the queue hands out one message where it would hand out
+   * many. Resolves when the flush that holds it is stored.
+   */
+  #coalesce(envelope: Envelope, due: number, size: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const list = this.#pending.get(envelope.topic);
+      const entry = { envelope, due, size, resolve, reject };
+      if (list) list.push(entry);
+      else this.#pending.set(envelope.topic, [entry]);
+      this.#flushing ??= new Promise<void>((done) =>
+        setTimeout(() => {
+          const pending = this.#pending;
+          this.#pending = new Map();
+          this.#flushing = undefined;
+          this.#flush(pending).finally(done);
+        }, 0)
+      );
+    });
+  }
+  #pending = new Map<string, PendingDelayed[]>();
+  #flushing: Promise<void> | undefined;
+
+  async #flush(pending: Map<string, PendingDelayed[]>): Promise<void> {
+    for (const [topic, entries] of pending) {
+      try {
+        await this.#writeDelayed(topic, entries);
+        for (const e of entries) e.resolve();
+      } catch (err) {
+        const error = new Error(
+          `Cannot publish to topic "${topic}" on Deno KV: ${(err as Error).message}`,
+          { cause: err },
+        );
+        for (const e of entries) e.reject(error);
+      }
+    }
+  }
+
+  async #writeDelayed(topic: string, entries: PendingDelayed[]): Promise<void> {
+    const kv = await this.#open();
+    const p = this.#prefix;
+    const sorted = [...entries].sort((a, b) => a.due - b.due);
+    const messages: Array<{ m: DeliverMessage | BatchMessage; due: number; size: number }> = [];
+    for (const { group, instance } of await this.#targets(kv, topic)) {
+      const base = {
+        mark: MARK as typeof MARK,
+        prefix: p,
+        topic,
+        group,
+        ...(instance !== undefined ? { instance } : {}),
+        attempt: 1,
+      };
+      for (let i = 0; i < sorted.length;) {
+        let j = i + 1, size = sorted[i].size;
+        while (
+          j < sorted.length && j - i < BATCH_MAX &&
+          sorted[j].due - sorted[i].due <= BATCH_SPAN_MS &&
+          size + sorted[j].size <= BATCH_BYTES
+        ) size += sorted[j++].size;
+        const qid = newQid();
+        const m: DeliverMessage | BatchMessage = j - i === 1
+          ? { ...base, kind: "deliver", qid, envelope: sorted[i].envelope, due: sorted[i].due }
+          : {
+            ...base,
+            kind: "batch",
+            qid,
+            parts: sorted.slice(i, j).map(({ envelope, due }) => ({ envelope, due })),
+          };
+        messages.push({ m, due: sorted[i].due, size });
+        i = j;
+      }
+    }
+    for (let i = 0; i < messages.length;) {
+      let j = i + 1, size = messages[i].size;
+      while (j < messages.length && j - i < CHUNK && size + messages[j].size <= COMMIT_BYTES) {
+        size += messages[j++].size;
+      }
+      const chunk = messages.slice(i, j);
+      await retryLocked(() => {
+        const op = kv.atomic();
+        const now = this.#clock.now();
+        for (const { m, due } of chunk) op.enqueue(m, this.#o.enqueueOptions(m, due - now));
+        return op.commit();
+      });
+      i = j;
+    }
   }
 
   /**
@@ -341,6 +489,7 @@ export class DenoKvTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#flushing; // Delayed publishes of this turn are stored before the handle closes.
     for (const t of this.#timers) this.#clock.clearTimeout(t);
     this.#timers.clear();
     const specs = this.#dispatcher.specs();
