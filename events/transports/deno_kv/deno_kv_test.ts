@@ -403,3 +403,124 @@ Deno.test("denoKvTransport queues a message parked while an instance of its grou
     }
   });
 });
+
+Deno.test("denoKvTransport delivers delayed publishes of one turn, none early, each once, retried alone", async () => {
+  await withDatabase(async (path, track) => {
+    const seen: Array<{ n: number; attempt: number; late: number }> = [];
+    const first = Date.now() + 600;
+    const due = (n: number) => first + n * 7; // 40 messages over 280 ms: several batches
+    const bus = track.bus(track.transport({ path }));
+    await bus.add(
+      handler(Job).options({ ...FAST, group: "g", concurrency: 8 }).handle((m) => {
+        seen.push({ n: m.payload.n, attempt: m.attempt, late: Date.now() - due(m.payload.n) });
+        if (m.payload.n % 10 === 3 && m.attempt === 1) throw new Error("not yet");
+      }),
+    );
+    await bus.start();
+    const publish = getPublisher(Job, { bus });
+    await Promise.all([...Array(40).keys()].map((n) => publish({ n }, { deliverAt: due(n) })));
+    await until(() => seen.length >= 44, 10_000, "40 messages and 4 retries");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(seen.filter((s) => s.late < 0), [], "none early");
+    const firsts = seen.filter((s) => s.attempt === 1).map((s) => s.n).sort((a, b) => a - b);
+    assert.deepEqual(firsts, [...Array(40).keys()]);
+    const retried = seen.filter((s) => s.attempt === 2).map((s) => s.n).sort((a, b) => a - b);
+    assert.deepEqual(retried, [3, 13, 23, 33]);
+  });
+});
+
+Deno.test("denoKvTransport hands delayed publishes of one turn on to the process with the group", async () => {
+  await withDatabase(async (path, track) => {
+    const Other = topic("kv.other", { n: Int });
+    const seen: Array<{ n: number; late: number }> = [];
+    const first = Date.now() + 600;
+    const due = (n: number) => first + n * 5;
+    // Both processes listen to the database's one queue; only the second has group "g".
+    const listener = track.bus(track.transport({ path, pollIntervalMs: 50 }));
+    await listener.add(handler(Other).options({ ...FAST, group: "o" }).handle(() => {}));
+    await listener.start();
+    const owner = track.bus(track.transport({ path, pollIntervalMs: 50 }));
+    await owner.add(
+      handler(Job).options({ ...FAST, group: "g" }).handle((m) =>
+        void seen.push({ n: m.payload.n, late: Date.now() - due(m.payload.n) })
+      ),
+    );
+    await owner.start();
+    for (const bus of [listener, owner]) {
+      const publish = getPublisher(Job, { bus });
+      await Promise.all([...Array(20).keys()].map((n) => publish({ n }, { deliverAt: due(n) })));
+    }
+    await until(() => seen.length >= 40, 10_000, "40 messages");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(seen.filter((s) => s.late < 0), [], "none early");
+    assert.deepEqual(
+      seen.map((s) => s.n).sort((a, b) => a - b),
+      [...Array(20).keys()].flatMap((n) => [n, n]),
+    );
+  });
+});
+
+Deno.test("denoKvTransport delivers the delayed publishes of a batch held at close after reopening", async () => {
+  await withDatabase(async (path, track) => {
+    const seen: number[] = [];
+    const def = handler(Job).options({ ...FAST, group: "g" }).handle((m) =>
+      void seen.push(m.payload.n)
+    );
+    const first = track.transport({ path });
+    const bus = track.bus(first);
+    await bus.add(def);
+    await bus.start();
+    const at = Date.now() + 500;
+    const publish = getPublisher(Job, { bus });
+    // Parts 0..3 due at once, parts 4..5 about 90 ms later: the listener holds them meanwhile.
+    await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((n) => publish({ n }, { deliverAt: at + (n >= 4 ? 90 : 0) })),
+    );
+    await until(() => seen.length >= 4, 5000, "the parts due first");
+    await first.close();
+    const second = track.bus(track.transport({ path }));
+    await second.add(def);
+    await second.start();
+    await until(() => new Set(seen).size === 6, 10_000, "the held parts after reopening");
+    assert.deepEqual([...new Set(seen)].sort(), [0, 1, 2, 3, 4, 5]);
+  });
+});
+
+Deno.test("denoKvTransport skips the parts of a redelivered batch that an earlier delivery moved", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const t = new DenoKvTransport({ kv, keyPrefix: "b" });
+  const bus = new EventBus({
+    transports: { kv: t },
+    logger: createLogger({ sink: new MemorySink() }),
+  });
+  const seen: number[] = [];
+  await bus.add(
+    handler(Job).options({ ...FAST, group: "g" }).handle((m) => void seen.push(m.payload.n)),
+  );
+  await bus.start();
+  // What a process that retried part 1, then was killed before Deno KV heard of it, leaves behind.
+  const envelope = (n: number) => ({
+    id: crypto.randomUUID(),
+    topic: "kv.job",
+    payload: { n },
+    attributes: {},
+    publishedAt: Date.now(),
+    traceId: "0".repeat(32),
+  });
+  await kv.set(["b", "moved", "batch-1", 1], true);
+  await kv.enqueue({
+    mark: "fw.events.denokv.v1",
+    kind: "batch",
+    prefix: "b",
+    qid: "batch-1",
+    topic: "kv.job",
+    group: "g",
+    attempt: 1,
+    parts: [0, 1, 2].map((n) => ({ envelope: envelope(n), due: Date.now() })),
+  });
+  await until(() => seen.length >= 2, 5000, "the parts not moved");
+  await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual(seen.sort(), [0, 2]);
+  await bus.stop();
+  kv.close();
+});
