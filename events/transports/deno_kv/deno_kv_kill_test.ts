@@ -74,3 +74,38 @@ Deno.test("denoKvTransport delivers a message after its consumer process was kil
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("denoKvTransport delivers a batch of delayed messages after its consumer process was killed mid-delivery", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "fw-denokv-kill-" });
+  const path = `${dir}/events.sqlite`;
+  const publisher = new DenoKvTransport({ path });
+  const bus = new EventBus({ transports: { kv: publisher } });
+  const publish = getPublisher(Job, { bus });
+  let first: Consumer | undefined, second: Consumer | undefined;
+  try {
+    first = new Consumer(path, "hang");
+    await first.next((l) => l.event === "ready", 30_000, "the first consumer to subscribe");
+    // Published in one turn and due together: one queue message holding all five.
+    const at = Date.now() + 300;
+    await Promise.all(
+      [0, 1, 2, 3, 4].map((n) => publish({ n }, { deliverAt: at, messageId: `batch-${n}` })),
+    );
+    await first.next((l) => l.event === "started", 10_000, "the first delivery");
+    await first.kill(); // SIGKILL while handlers run: none acknowledged.
+
+    second = new Consumer(path, "handle");
+    for (let n = 0; n < 5; n++) {
+      await second.next(
+        (l) => l.event === "handled" && l.id === `batch-${n}`,
+        20_000,
+        `batch-${n} in the second process`,
+      );
+    }
+    assert.equal(first.lines.filter((l) => l.event === "handled").length, 0);
+  } finally {
+    await first?.kill();
+    await second?.kill();
+    await bus.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
