@@ -86,6 +86,8 @@ export class KvDispatcher {
   readonly #groups = new Map<string, LocalGroup>();
   readonly #held = new Set<(err: Error) => void>();
   readonly #fromInbox = new Set<string>();
+  /** Batches being delivered, by queue message id, with the indexes of their settled parts. */
+  readonly #batches = new Map<string, { prefix: string; qid: string; settled: Set<number> }>();
   #started = false;
   #closed = false;
 
@@ -125,11 +127,29 @@ export class KvDispatcher {
     });
   }
 
-  /** Stops local dispatch; unfinished deliveries go back to Deno KV for redelivery. */
-  close(): void {
+  /**
+   * Stops local dispatch; unfinished deliveries go back to Deno KV for redelivery. With the
+   * database handle, the parts of held batches that are already settled are first marked as
+   * moved, so the redelivered batch brings only the others.
+   */
+  async close(kv?: Deno.Kv): Promise<void> {
     this.#closed = true;
     for (const g of this.#groups.values()) for (const i of g.instances) i.closed = true;
     this.#groups.clear();
+    const settled = [...this.#batches.values()].flatMap((b) =>
+      [...b.settled].map((i) => keys.movedPart(b.prefix, b.qid, i))
+    );
+    this.#batches.clear();
+    for (let i = 0; kv && i < settled.length; i += 500) {
+      const chunk = settled.slice(i, i + 500);
+      await retryLocked(() => {
+        const op = kv.atomic();
+        for (const key of chunk) op.set(key, true, { expireIn: MOVED_TTL_MS });
+        return op.commit();
+      }).catch((err) =>
+        this.#o.logger?.warn("deno kv: could not mark settled parts of a batch", { error: err })
+      );
+    }
     const err = new Error(
       "Handed back to Deno KV for redelivery: the transport closed before the delivery finished",
     );
@@ -240,17 +260,24 @@ export class KvDispatcher {
       return;
     }
     const { parts: _, kind: __, ...base } = msg;
-    await Promise.all(parts.map(async ({ part, i }) => {
-      await this.#until(part.due);
-      const single: DeliverMessage = {
-        ...base,
-        kind: "deliver",
-        qid: `${msg.qid}:${i}`,
-        envelope: part.envelope,
-        due: part.due,
-      };
-      await this.#dispatch(kv, single, keys.movedPart(msg.prefix, msg.qid, i));
-    }));
+    const held = { prefix: msg.prefix, qid: msg.qid, settled: new Set<number>() };
+    this.#batches.set(msg.qid, held);
+    try {
+      await Promise.all(parts.map(async ({ part, i }) => {
+        await this.#until(part.due);
+        const single: DeliverMessage = {
+          ...base,
+          kind: "deliver",
+          qid: `${msg.qid}:${i}`,
+          envelope: part.envelope,
+          due: part.due,
+        };
+        await this.#dispatch(kv, single, keys.movedPart(msg.prefix, msg.qid, i));
+        held.settled.add(i);
+      }));
+    } finally {
+      this.#batches.delete(msg.qid);
+    }
   }
 
   /** Resolves at `due` on the transport's clock; rejects when the transport closes first. */

@@ -493,9 +493,8 @@ export class DenoKvTransport implements Transport {
     for (const t of this.#timers) this.#clock.clearTimeout(t);
     this.#timers.clear();
     const specs = this.#dispatcher.specs();
-    this.#dispatcher.close();
-    if (!this.#opening) return;
-    const kv = await this.#opening.catch(() => undefined);
+    const kv = this.#opening ? await this.#opening.catch(() => undefined) : undefined;
+    await this.#dispatcher.close(kv);
     if (!kv) return;
     const p = this.#prefix;
     try {
