@@ -16,7 +16,9 @@
  *   the gap that fw's own code could still close;
  * - `memory`: `getPublisher()` -> `EventBus` -> `MemoryBroker` -> consumer (context, DI scope,
  *   time-out, metrics, completion log at `warn` level so lines are not printed);
- * - `denokv`: the same over `@fw/events/denokv` on a temporary file (when that sub-path exists);
+ * - `denokv`: the same over `@fw/events/denokv` on a temporary file (when that sub-path exists),
+ *   beside `denokv-raw`, the same payloads straight on `kv.enqueue` / `kv.listenQueue` (its peer;
+ *   the handler concurrency does not apply to it);
  * - `nats`: the same over `@fw/events/cloud` with the NATS JetStream client on 127.0.0.1:4222
  *   (`--nats-messages`, 10,000; skipped with the reason when no NATS answers; `_bench_nats.ts`),
  *   beside `nats-raw`, the same messages straight on the NATS client (its peer; the handler
@@ -29,8 +31,9 @@
  * measures a steady state rather than a backlog growing in memory.
  *
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
- * `--nats-messages <n>`, `--only bare,floor,memory,memory-traced,denokv,nats,nats-r3,sql` (`nats`
- * runs `nats-raw`, `nats`, `nats-r1` and `nats-r3`; `nats-r3` the last two), `--traced` (only
+ * `--nats-messages <n>`, `--only bare,floor,memory,memory-traced,denokv,nats,nats-r3,sql`
+ * (`denokv` runs `denokv-raw` and `denokv`; `nats` runs `nats-raw`, `nats`, `nats-r1` and
+ * `nats-r3`; `nats-r3` the last two), `--traced` (only
  * `memory` and `memory-traced`: every publish and delivery traced with an always-on sampler and
  * a batching exporter, `_bench_tracing.ts`; the table adds the median msg/s of both and their
  * per-round ratios).
@@ -272,6 +275,48 @@ async function runFw(
   return result;
 }
 
+/**
+ * Deno KV's own queue, the `denokv` row's peer: `kv.enqueue` of the validated payload (256 in
+ * flight, within the window) and `kv.listenQueue` validating it, on a temporary file.
+ */
+async function runRawKv(n: number): Promise<Result> {
+  const validate = compile(Payload, "payload");
+  const path = await Deno.makeTempFile({ suffix: ".kv" });
+  const kv = await Deno.openKv(path);
+  const latencies = new Float64Array(n);
+  const sent = new Float64Array(n);
+  const window = new Window();
+  let done!: () => void;
+  const finished = new Promise<void>((r) => done = r);
+  const listening = kv.listenQueue((payload: { items: number }) => {
+    if (!validate(payload).ok) throw new Error("invalid");
+    latencies[payload.items] = performance.now() - sent[payload.items];
+    window.done();
+    if (window.handled === n) done();
+  });
+  try {
+    const cpu0 = cpuUsage();
+    const start = performance.now();
+    const inflight: Promise<unknown>[] = [];
+    for (let i = 0; i < n; i++) {
+      sent[i] = performance.now();
+      const payload = { id: ID, customer: "c", items: i, total: 5 };
+      if (!validate(payload).ok) throw new Error("invalid");
+      inflight.push(kv.enqueue(payload));
+      if (inflight.length >= 256) await Promise.all(inflight.splice(0));
+      const wait = window.room(i);
+      if (wait) await wait;
+    }
+    await Promise.all(inflight);
+    await finished;
+    return summarize(n, performance.now() - start, latencies, cpu0);
+  } finally {
+    kv.close();
+    await listening;
+    await Deno.remove(path).catch(() => {});
+  }
+}
+
 async function kvTransport(): Promise<(() => Promise<Transport>) | undefined> {
   try {
     const mod = await import("@fw/events/denokv") as {
@@ -307,7 +352,10 @@ if (!only || only.has("memory+sdk") || only.has("traced")) {
 }
 if (!only || only.has("denokv")) {
   const make = await kvTransport();
-  if (make) systems.push(["denokv", KV_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
+  if (make) {
+    systems.push(["denokv-raw", KV_MESSAGES, (_c, n) => runRawKv(n)]);
+    systems.push(["denokv", KV_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
+  }
 }
 if (!only || only.has("nats")) {
   const make = await natsBenchTransport();
@@ -355,13 +403,14 @@ for (let round = 1; round <= (systems.length ? ROUNDS : 0); round++) {
 }
 
 /** The baseline each row is compared with in the same round: its raw peer, else `bare`. */
-const baselineOf = (name: string) => name.startsWith("nats") ? "nats-raw" : "bare";
+const baselineOf = (name: string) =>
+  name.startsWith("nats") ? "nats-raw" : name.startsWith("denokv") ? "denokv-raw" : "bare";
 const fmt = (x: number) => Math.round(x).toLocaleString("en");
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 if (systems.length) {
   console.log(
     "\nsystem    concurrency   messages/s   p50 ms   p99 ms   vs base   CPU ns/msg   base/this CPU" +
-      "   (best round; base: nats-raw for nats, else bare; CPU: median)",
+      "   (best round; base: nats-raw for nats, denokv-raw for denokv, else bare; CPU: median)",
   );
 }
 for (const concurrency of systems.length ? [1, 100] : []) {
@@ -392,7 +441,7 @@ if (rates.size) {
     "\nper round: rate / baseline rate; baseline CPU / this CPU (baseline's own msg/s first)",
   );
   for (const concurrency of [1, 100]) {
-    for (const base of ["bare", "nats-raw"]) {
+    for (const base of ["bare", "nats-raw", "denokv-raw"]) {
       const b = rates.get(`${base}@${concurrency}`);
       if (!b) continue;
       const bCpu = cpus.get(`${base}@${concurrency}`) ?? [];
