@@ -5,6 +5,7 @@
  * | Key | Value |
  * |---|---|
  * | `[prefix, "groups", topic, group]` | `{ distribution }`: a subscription group (durable) |
+ * | `[prefix, "group-stamp", topic]` | a random id, new whenever a group of the topic is created or dropped |
  * | `[prefix, "instances", topic, group, instanceId]` | `{ expiresAt, owner }`: a live instance |
  * | `[prefix, "owners", owner]` | `{ expiresAt }`: a listening transport (one per handle) |
  * | `[prefix, "inbox", owner, qid]` | a message handed to that owner by another process |
@@ -122,6 +123,7 @@ export interface InstanceRecord {
 export const keys = {
   groups: (p: string, topic: string): Deno.KvKey => [p, "groups", topic],
   group: (p: string, topic: string, group: string): Deno.KvKey => [p, "groups", topic, group],
+  groupStamp: (p: string, topic: string): Deno.KvKey => [p, "group-stamp", topic],
   instances: (p: string, topic: string, group: string): Deno.KvKey => [
     p,
     "instances",

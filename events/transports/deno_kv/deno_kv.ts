@@ -57,6 +57,11 @@ export type { DenoKvTransportOptions } from "./_options.ts";
 const CHUNK = 500;
 /** When a listening transport opens its file once more to recover abandoned messages. */
 const RECOVERY_PROBE_MS = 5500;
+/**
+ * How long a publishing transport reuses a topic's group list; the group stamp check makes a
+ * change visible at once, this bounds how long a writer that does not bump the stamp goes unseen.
+ */
+const GROUP_CACHE_MS = 10_000;
 /** Delayed envelopes of one flush due within this span of the first share one queue message. */
 const BATCH_SPAN_MS = 100;
 /** At most this many envelopes in one queue message. */
@@ -73,6 +78,22 @@ interface PendingDelayed {
   readonly size: number;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
+}
+
+/** A plain publish waiting for the next group commit. */
+interface PendingPlain {
+  readonly envelope: Envelope;
+  readonly size: number;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/** A topic's targets as of its group stamp's versionstamp (null: no group ever changed). */
+interface TopicTargets {
+  readonly stamp: string | null;
+  readonly targets: Target[];
+  /** When they were read (transport clock). */
+  readonly at: number;
 }
 
 /** Where a topic's messages go: a competing group, or one live instance of a broadcast group. */
@@ -191,10 +212,17 @@ export class DenoKvTransport implements Transport {
     }
     const at = options?.deliverAt;
     const delay = at === undefined ? 0 : Math.max(0, at - this.#clock.now());
-    if (delay > 0 && typeof envelope.dedupeKey !== "string") {
+    if (typeof envelope.dedupeKey !== "string") {
       const size = sizeOf(envelope);
-      if (size !== undefined && size <= BATCH_BYTES / 2) return this.#coalesce(envelope, at!, size);
+      if (size !== undefined && size <= BATCH_BYTES / 2) {
+        return delay > 0 ? this.#coalesce(envelope, at!, size) : this.#groupCommit(envelope, size);
+      }
     }
+    return this.#publishAlone(envelope, delay, at);
+  }
+
+  /** One publish in commits of its own (a dedupe key, a large envelope, many targets). */
+  async #publishAlone(envelope: Envelope, delay: number, at?: number): Promise<void> {
     const kv = await this.#open();
     const messages = await this.#fanOut(kv, envelope, delay > 0 ? at : undefined);
     const dedupe = typeof envelope.dedupeKey === "string"
@@ -244,7 +272,7 @@ export class DenoKvTransport implements Transport {
   }
 
   /** The topic's competing groups and the live instances of its broadcast groups. */
-  async #targets(kv: Deno.Kv, topic: string): Promise<Target[]> {
+  async #targets(kv: Deno.Kv, topic: string, flags?: { broadcast: boolean }): Promise<Target[]> {
     const p = this.#prefix;
     const now = this.#clock.now();
     const out: Target[] = [];
@@ -254,11 +282,140 @@ export class DenoKvTransport implements Transport {
         out.push({ group });
         continue;
       }
+      if (flags) flags.broadcast = true;
       for (const { id } of await liveInstances(kv, p, topic, group, now)) {
         out.push({ group, instance: id });
       }
     }
     return out;
+  }
+
+  /**
+   * The topic's targets with the versionstamp of its group stamp (changed whenever a group of the
+   * topic is created or dropped). Kept for {@linkcode GROUP_CACHE_MS} when the topic has no
+   * broadcast group (whose targets are the live instances); a commit that checks the stamp fails
+   * when the groups changed since, and is planned again from a fresh read.
+   */
+  async #topicTargets(kv: Deno.Kv, topic: string, fresh: boolean): Promise<TopicTargets> {
+    const now = this.#clock.now();
+    const cached = this.#groupCache.get(topic);
+    if (!fresh && cached && now - cached.at < GROUP_CACHE_MS) return cached;
+    const stamp = (await kv.get(keys.groupStamp(this.#prefix, topic))).versionstamp;
+    const flags = { broadcast: false };
+    const entry: TopicTargets = { stamp, targets: await this.#targets(kv, topic, flags), at: now };
+    if (flags.broadcast) this.#groupCache.delete(topic);
+    else this.#groupCache.set(topic, entry);
+    return entry;
+  }
+  readonly #groupCache = new Map<string, TopicTargets>();
+
+  /**
+   * Publishes that arrive while a commit is in flight are written together by the next one (a
+   * group commit: one write for many publishes under load, no wait when idle). Each envelope is
+   * still its own queue message per target. Resolves when its commit is stored.
+   */
+  #groupCommit(envelope: Envelope, size: number): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#queued.push({ envelope, size, resolve, reject });
+      if (this.#draining) return;
+      this.#draining = true;
+      this.#committing = this.#drain();
+    });
+  }
+  #queued: PendingPlain[] = [];
+  #draining = false;
+  #committing: Promise<void> = Promise.resolve();
+
+  async #drain(): Promise<void> {
+    try {
+      await this.#drainQueued();
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  async #drainQueued(): Promise<void> {
+    while (this.#queued.length > 0) {
+      const batch = this.#queued.splice(0, CHUNK);
+      try {
+        await this.#writePlain(batch);
+        for (const e of batch) e.resolve();
+      } catch (err) {
+        for (const e of batch) {
+          e.reject(
+            new Error(
+              `Cannot publish to topic "${e.envelope.topic}" on Deno KV: ${(err as Error).message}`,
+              { cause: err },
+            ),
+          );
+        }
+      }
+    }
+  }
+
+  /** Writes plain publishes in as few commits as the limits allow, each checking group stamps. */
+  async #writePlain(batch: PendingPlain[]): Promise<void> {
+    const kv = await this.#open();
+    const p = this.#prefix;
+    let rest = batch;
+    for (let attempt = 0; rest.length > 0; attempt++) {
+      if (attempt >= 10) throw new Error("the topic's groups kept changing during the publish");
+      const topics = new Map<string, TopicTargets>();
+      for (const { envelope: { topic } } of rest) {
+        if (!topics.has(topic)) topics.set(topic, await this.#topicTargets(kv, topic, attempt > 0));
+      }
+      let n = 0, count = 0, bytes = 0;
+      const messages: DeliverMessage[] = [];
+      for (; n < rest.length; n++) {
+        const e = rest[n];
+        const { targets } = topics.get(e.envelope.topic)!;
+        if (targets.length > CHUNK / 2) {
+          // Its copies fill commits of their own: written apart, settled on its own.
+          await this.#publishAlone(e.envelope, 0).then(e.resolve, e.reject);
+          rest = [...rest.slice(0, n), ...rest.slice(n + 1)];
+          n--;
+          continue;
+        }
+        if (
+          n > 0 &&
+          (count + targets.length > CHUNK || bytes + targets.length * e.size > COMMIT_BYTES)
+        ) {
+          break;
+        }
+        count += targets.length;
+        bytes += targets.length * e.size;
+        for (const { group, instance } of targets) {
+          messages.push({
+            mark: MARK,
+            kind: "deliver",
+            prefix: p,
+            qid: newQid(),
+            topic: e.envelope.topic,
+            group,
+            ...(instance !== undefined ? { instance } : {}),
+            attempt: 1,
+            envelope: e.envelope,
+          });
+        }
+      }
+      const chunk = rest.slice(0, n);
+      const checked = [...new Set(chunk.map((e) => e.envelope.topic))];
+      const { ok } = await retryLocked(() => {
+        const op = kv.atomic();
+        for (const topic of checked) {
+          op.check({ key: keys.groupStamp(p, topic), versionstamp: topics.get(topic)!.stamp });
+        }
+        for (const m of messages) op.enqueue(m, this.#o.enqueueOptions(m, 0));
+        return op.commit();
+      });
+      if (!ok) {
+        // A group was created or dropped since the look: plan these again from a fresh read.
+        for (const topic of checked) this.#groupCache.delete(topic);
+        continue;
+      }
+      rest = rest.slice(n);
+      attempt = -1;
+    }
   }
 
   /**
@@ -278,13 +435,18 @@ export class DenoKvTransport implements Transport {
           const pending = this.#pending;
           this.#pending = new Map();
           this.#flushing = undefined;
-          this.#flush(pending).finally(done);
+          const write = this.#flush(pending).finally(() => {
+            this.#writes.delete(write);
+            done();
+          });
+          this.#writes.add(write);
         }, 0)
       );
     });
   }
   #pending = new Map<string, PendingDelayed[]>();
   #flushing: Promise<void> | undefined;
+  readonly #writes = new Set<Promise<void>>();
 
   async #flush(pending: Map<string, PendingDelayed[]>): Promise<void> {
     for (const [topic, entries] of pending) {
@@ -374,7 +536,9 @@ export class DenoKvTransport implements Transport {
         );
       }
       const record: GroupRecord = { distribution: spec.distribution };
-      if ((await retryLocked(() => kv.atomic().check(existing).set(gk, record).commit())).ok) {
+      const stamp = keys.groupStamp(this.#prefix, spec.topic);
+      const write = () => kv.atomic().check(existing).set(gk, record).set(stamp, newQid()).commit();
+      if ((await retryLocked(write)).ok) {
         break;
       }
     }
@@ -470,7 +634,10 @@ export class DenoKvTransport implements Transport {
   async dropGroup(topic: string, group: string): Promise<void> {
     const kv = await this.#open();
     const p = this.#prefix;
-    await retryLocked(() => kv.delete(keys.group(p, topic, group)));
+    await retryLocked(() =>
+      kv.atomic().delete(keys.group(p, topic, group)).set(keys.groupStamp(p, topic), newQid())
+        .commit()
+    );
     for (const prefix of [keys.instances(p, topic, group), keys.parkedOf(p, topic, group)]) {
       for await (const e of kv.list({ prefix })) await retryLocked(() => kv.delete(e.key));
     }
@@ -489,7 +656,10 @@ export class DenoKvTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#flushing; // Delayed publishes of this turn are stored before the handle closes.
+    // Publishes accepted so far are stored before the handle closes.
+    await this.#flushing;
+    await Promise.all(this.#writes);
+    await this.#committing;
     for (const t of this.#timers) this.#clock.clearTimeout(t);
     this.#timers.clear();
     const specs = this.#dispatcher.specs();

@@ -529,3 +529,28 @@ Deno.test("denoKvTransport skips the parts of a redelivered batch that an earlie
   await bus.stop();
   kv.close();
 });
+
+Deno.test("denoKvTransport reaches a group another process created after its last publish", async () => {
+  await withDatabase(async (path, track) => {
+    const seen: string[] = [];
+    const join = async (group: string) => {
+      const bus = track.bus(track.transport({ path }));
+      await bus.add(
+        handler(Job).options({ ...FAST, group }).handle((m) =>
+          void seen.push(`${group}:${m.payload.n}`)
+        ),
+      );
+      await bus.start();
+    };
+    await join("first");
+    const publisher = track.bus(track.transport({ path }));
+    const publish = getPublisher(Job, { bus: publisher });
+    await publish({ n: 1 }); // The publisher now knows the topic's one group.
+    await until(() => seen.length === 1, 5000, "the first message");
+    await join("second"); // Another handle (process) creates a second group.
+    await Promise.all([publish({ n: 2 }), publish({ n: 3 })]);
+    await until(() => seen.length === 5, 5000, "both groups' messages");
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(seen.sort(), ["first:1", "first:2", "first:3", "second:2", "second:3"]);
+  });
+});
