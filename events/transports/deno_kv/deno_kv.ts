@@ -2,8 +2,14 @@
  * `denoKvTransport({ path })`: a persistent transport on a Deno KV queue (`enqueue` /
  * `listenQueue`), on a local SQLite file or on Deno Deploy's managed KV unchanged.
  *
- * - A publish reads the topic's subscription groups from KV and enqueues one queue message per
- *   competing group and one per live instance of each broadcast group, in one atomic commit.
+ * - A publish enqueues one queue message per competing group of its topic and one per live
+ *   instance of each broadcast group. The groups are read from KV once and reused while the
+ *   topic's group stamp (a key rewritten whenever a group is created or dropped) is unchanged:
+ *   each commit checks it, and a failed check plans the publish again from a fresh read.
+ *   Publishes that arrive while a commit is in flight share the next commit (group commit).
+ * - Delayed publishes of one event-loop turn are written together, and those for one group due
+ *   within 100 ms of each other share one queue message (a batch) that the receiving listener
+ *   holds until each part is due.
  * - Each transport holds its handle's queue listener and dispatches to the subscriptions of its
  *   process (`_dispatch.ts`). A message for a group with no instance here is handed to a
  *   process that has one (through that process's inbox in KV, which it polls), or parked in KV
