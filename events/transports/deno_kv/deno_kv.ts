@@ -221,10 +221,12 @@ export class DenoKvTransport implements Transport {
     if (typeof envelope.dedupeKey !== "string") {
       const size = sizeOf(envelope);
       if (size !== undefined && size <= BATCH_BYTES / 2) {
-        return delay > 0 ? this.#coalesce(envelope, at!, size) : this.#groupCommit(envelope, size);
+        return await (delay > 0
+          ? this.#coalesce(envelope, at!, size)
+          : this.#groupCommit(envelope, size));
       }
     }
-    return this.#publishAlone(envelope, delay, at);
+    return await this.#publishAlone(envelope, delay, at);
   }
 
   /** One publish in commits of its own (a dedupe key, a large envelope, many targets). */
