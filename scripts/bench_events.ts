@@ -33,10 +33,9 @@
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
  * `--nats-messages <n>`, `--only bare,floor,memory,memory-traced,denokv,nats,nats-r3,sql`
  * (`denokv` runs `denokv-raw` and `denokv`; `nats` runs `nats-raw`, `nats`, `nats-r1` and
- * `nats-r3`; `nats-r3` the last two), `--traced` (only
- * `memory` and `memory-traced`: every publish and delivery traced with an always-on sampler and
- * a batching exporter, `_bench_tracing.ts`; the table adds the median msg/s of both and their
- * per-round ratios).
+ * `nats-r3`; `nats-r3` the last two), `--traced` (only `memory` and `memory-traced`: every
+ * publish and delivery traced with an always-on sampler and a batching exporter,
+ * `_bench_tracing.ts`; the table adds the median msg/s of both and their per-round ratios).
  *
  * Redis (`scripts/_bench_redis.ts`): fw's Redis Streams transport beside BullMQ and a bare Redis
  * Streams loop on the same Redis, 20,000 jobs at concurrency 1 and 50. Options:
