@@ -1,6 +1,6 @@
 /**
  * Internal to the Redis Streams transport: what `inspect()` answers. Topics come from the
- * instance registry (every topic some live instance consumes); for each, `XINFO GROUPS` gives
+ * instance registries (every topic some live instance consumes); for each, `XINFO GROUPS` gives
  * every Redis group on the stream, live or not:
  *
  * - `waiting`: the group's `lag` (entries added after its last-delivered id; Redis 7);
@@ -16,7 +16,8 @@
 
 import type { RedisClient } from "../../_redis.ts";
 import type { QueueStats } from "../../transport.ts";
-import { keys, parseInstanceMember } from "./_keys.ts";
+import { keys } from "./_keys.ts";
+import { registeredTopics } from "./_registry.ts";
 
 function field(flat: unknown, name: string): unknown {
   if (!Array.isArray(flat)) return undefined;
@@ -76,14 +77,14 @@ export async function inspectRedis(
   prefix: string,
   now: number,
 ): Promise<QueueStats[]> {
-  const members = await redis.sendCommand(["ZRANGE", keys.instances(prefix), "0", "-1"]);
-  const topics = new Set<string>();
-  for (const m of (members as string[]) ?? []) {
-    const r = parseInstanceMember(String(m));
-    if (r) topics.add(r.t);
+  const topics: string[] = [];
+  for (const topic of await registeredTopics(redis, prefix)) {
+    if (Number(await redis.sendCommand(["ZCARD", keys.instances(prefix, topic)])) > 0) {
+      topics.push(topic);
+    }
   }
   const out: QueueStats[] = [];
-  for (const topic of [...topics].sort()) {
+  for (const topic of topics.sort()) {
     const stream = keys.stream(prefix, topic);
     for (const g of await groupsOf(redis, stream)) {
       const group = String(field(g, "name"));

@@ -6,17 +6,21 @@
  */
 
 import { type Clock, type Logger, type Meter, systemClock } from "@fw/runtime";
-import { checkRedisSource, type RedisClient } from "../../_redis.ts";
+import { checkRedisSource, type RedisClient, type RedisClusterClient } from "../../_redis.ts";
 
 /** Options of `kvStreamTransport`. */
 export interface KvStreamTransportOptions {
-  /** A Redis URL (`redis://host:6379/0`, `rediss://...`): fw creates, connects and closes the client. */
-  url?: string;
+  /**
+   * A Redis URL (`redis://host:6379/0`, `rediss://...`): fw creates, connects and closes the client.
+   * A list of node URLs means a Redis Cluster (fw creates a node-redis cluster client; one or more
+   * nodes are enough, it learns the others).
+   */
+  url?: string | readonly string[];
   /**
    * A connected client of yours instead of `url` (a node-redis v5 client, or any object with the
    * {@linkcode RedisClient} methods). fw duplicates it for its blocking readers and leaves it open.
    */
-  client?: RedisClient;
+  client?: RedisClient | RedisClusterClient;
   /**
    * First part of every key (default `"fw:"`). Processes with the same prefix share topics,
    * groups and dead letters; give each application its own.
@@ -62,8 +66,8 @@ export interface KvStreamTransportOptions {
 
 /** The options with defaults applied. */
 export interface ResolvedOptions {
-  readonly url?: string;
-  readonly client?: RedisClient;
+  readonly url?: string | readonly string[];
+  readonly client?: RedisClient | RedisClusterClient;
   readonly prefix: string;
   readonly ttl: number;
   readonly claimGrace: number;
@@ -108,6 +112,11 @@ export function resolveOptions(options: KvStreamTransportOptions): ResolvedOptio
   const prefix = options.keyPrefix ?? "fw:";
   if (typeof prefix !== "string" || prefix === "") {
     throw new TypeError(`Invalid ${OWNER} option "keyPrefix": expected a non-empty string`);
+  }
+  if (/[{}]/.test(prefix)) {
+    throw new TypeError(
+      `Invalid ${OWNER} option "keyPrefix": "${prefix}" has a "{" or "}" (fw puts each topic in braces, a Redis Cluster hash tag)`,
+    );
   }
   if (options.trim !== undefined && typeof options.trim !== "boolean") {
     throw new TypeError(`Invalid ${OWNER} option "trim": expected a boolean`);
