@@ -52,6 +52,18 @@ export interface KvStreamTransportOptions {
    */
   publishTimeoutMs?: number;
   /**
+   * Replicas that must have each publish before it resolves (default 0: resolve once the master
+   * has it). Redis replicates asynchronously: a master that dies before its replicas copied a
+   * write loses it when a replica takes over. With `waitForReplicas: 1` every publish is followed
+   * by `WAIT 1 <waitForReplicasMs>` on the same connection (one per batch of publishes), and a
+   * publish that not enough replicas confirmed in time rejects, so the caller publishes it again
+   * (handlers may then see a duplicate, never a loss of an acknowledged publish). Give at most the
+   * number of replicas each master has.
+   */
+  waitForReplicas?: number;
+  /** How long a publish waits for `waitForReplicas` replicas, in ms (default 1000). */
+  waitForReplicasMs?: number;
+  /**
    * Trims the streams of subscribed topics below what every group has acknowledged, on each
    * heartbeat (default true). Set false to keep every entry (trim them yourself).
    */
@@ -79,6 +91,8 @@ export interface ResolvedOptions {
   readonly deadLetterLimit: number;
   readonly publishTimeout: number;
   readonly trim: boolean;
+  readonly waitReplicas: number;
+  readonly waitReplicasMs: number;
   readonly clock: Clock;
   readonly logger?: Logger;
   readonly meter?: Meter;
@@ -135,6 +149,8 @@ export function resolveOptions(options: KvStreamTransportOptions): ResolvedOptio
     deadLetterLimit: integer("deadLetterLimit", options.deadLetterLimit, 1_000),
     publishTimeout: integer("publishTimeoutMs", options.publishTimeoutMs, 10_000),
     trim: options.trim ?? true,
+    waitReplicas: integer("waitForReplicas", options.waitForReplicas, 0, 0),
+    waitReplicasMs: integer("waitForReplicasMs", options.waitForReplicasMs, 1_000),
     clock: options.clock ?? systemClock,
     logger: options.logger,
     meter: options.meter,

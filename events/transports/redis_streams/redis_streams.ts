@@ -27,6 +27,7 @@ import {
   type RedisClient,
   type RedisConnections,
 } from "../../_redis.ts";
+import { sendCommandAt } from "../../_redis_cluster.ts";
 import type { Envelope } from "../../envelope.ts";
 import type {
   DeliveryListener,
@@ -188,7 +189,10 @@ export class KvStreamTransport implements Transport {
     }
     const at = options?.deliverAt;
     if (at !== undefined && at > this.#o.clock.now()) {
-      return this.#bounded(topic, this.#scheduled.publish(main, envelope, at));
+      const run = this.#scheduled.publish(main, envelope, at).then(() =>
+        this.#replicated(main, topic)
+      );
+      return this.#bounded(topic, run);
     }
     const k = envelope.dedupeKey;
     if (typeof k === "string") {
@@ -197,7 +201,7 @@ export class KvStreamTransport implements Transport {
         JSON.stringify(envelope),
         String(this.#o.dedupeWindow),
         "s",
-      ]);
+      ]).then(() => this.#replicated(main, topic));
       return this.#bounded(topic, run);
     }
     // Publishes of one topic in the same turn of the event loop go out as one script call.
@@ -219,6 +223,30 @@ export class KvStreamTransport implements Transport {
     const stream = keys.stream(this.#o.prefix, topic);
     for (let i = 0; i < bodies.length; i += PUBLISH_CHUNK) {
       await PUBLISH_MANY.run(main, [stream], bodies.slice(i, i + PUBLISH_CHUNK));
+    }
+    await this.#replicated(main, topic);
+  }
+
+  /**
+   * With `waitForReplicas`, waits (`WAIT`, on the connection that wrote, the topic's master on a
+   * cluster) until that many replicas have this connection's writes.
+   *
+   * @throws {Error} When fewer replicas confirmed within `waitForReplicasMs`.
+   */
+  async #replicated(main: RedisClient, topic: string): Promise<void> {
+    const o = this.#o;
+    if (o.waitReplicas === 0) return;
+    const acked = Number(
+      await sendCommandAt(main, keys.stream(o.prefix, topic), [
+        "WAIT",
+        String(o.waitReplicas),
+        String(o.waitReplicasMs),
+      ]),
+    );
+    if (acked < o.waitReplicas) {
+      throw new Error(
+        `only ${acked} of ${o.waitReplicas} replicas confirmed the write within ${o.waitReplicasMs} ms (waitForReplicas); it may be lost if the master fails now, and may be delivered: publish again`,
+      );
     }
   }
 

@@ -247,6 +247,18 @@ export class RedisCluster {
     }
   }
 
+  /**
+   * Starts a killed node again on its port and directory (its `nodes.conf` makes it rejoin: a
+   * master that lost its slots comes back as a replica of the one that took over) and waits
+   * until the cluster is healthy.
+   */
+  async restart(port: number): Promise<void> {
+    const node = this.nodes.find((n) => n.port === port);
+    if (!node || node.child) throw new Error(`No stopped node on port ${port}`);
+    await this.#spawn(node);
+    await this.waitHealthy();
+  }
+
   /** Stops every node and removes the temp dir. */
   async destroy(): Promise<void> {
     await Promise.all(this.nodes.map(async (n) => {
