@@ -35,6 +35,11 @@ export interface RedisSource {
 
 /** Ready connections for one transport or broker. */
 export interface RedisConnections {
+  /**
+   * True on a Redis Cluster: a command may only touch keys of one hash slot, so readers of
+   * several keys read each slot's keys on a connection of their own.
+   */
+  readonly cluster: boolean;
   /** The shared connection for non-blocking commands (publishing, acks, bookkeeping). */
   readonly main: RedisClient;
   /**
@@ -198,6 +203,7 @@ export async function openRedis(owner: string, source: RedisSource): Promise<Red
   }
   const dedicated = new Set<RedisClient>();
   return {
+    cluster: main instanceof ClusterRedis,
     main,
     async dedicated(): Promise<RedisClient> {
       const client = main.duplicate();

@@ -65,6 +65,31 @@ export function commandKey(args: readonly string[]): string | undefined {
   return KEYLESS.has(name) ? undefined : args[1];
 }
 
+/** CRC16/XMODEM, the checksum Redis Cluster hashes keys with. */
+function crc16(bytes: Uint8Array): number {
+  let crc = 0;
+  for (const byte of bytes) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i++) {
+      crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+    }
+  }
+  return crc;
+}
+
+/**
+ * The Redis Cluster hash slot of a key (0 to 16383): of its hash tag, the part between the
+ * first `{` and the next `}` when that part is not empty, else of the whole key.
+ */
+export function keySlot(key: string): number {
+  const open = key.indexOf("{");
+  if (open >= 0) {
+    const close = key.indexOf("}", open + 1);
+    if (close > open + 1) key = key.slice(open + 1, close);
+  }
+  return crc16(new TextEncoder().encode(key)) % 16384;
+}
+
 /** Errors that say the node or the slot's master is gone, not that the command was wrong. */
 function isNodeFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
@@ -197,14 +222,17 @@ export class ClusterRedis implements RedisClient {
     return this.#cluster.on(event, listener);
   }
 
-  /** Subscribes to a pub/sub channel (node-redis picks the node). */
+  /**
+   * Subscribes to a sharded pub/sub channel (`SSUBSCRIBE`, on the shard that serves the channel's
+   * slot): publish with `SPUBLISH`.
+   */
   subscribe(channel: string, listener: RedisPubSubListener): Promise<unknown> {
-    return this.#cluster.subscribe!(channel, listener);
+    return this.#cluster.sSubscribe!(channel, listener);
   }
 
-  /** Unsubscribes from a pub/sub channel. */
+  /** Unsubscribes from a sharded pub/sub channel. */
   unsubscribe(channel: string): Promise<unknown> {
-    return this.#cluster.unsubscribe!(channel);
+    return this.#cluster.sUnsubscribe!(channel);
   }
 }
 

@@ -70,4 +70,8 @@ export interface RedisClusterClient {
   subscribe?(channel: string, listener: RedisPubSubListener): Promise<unknown>;
   /** Unsubscribes from a pub/sub channel. */
   unsubscribe?(channel: string): Promise<unknown>;
+  /** Subscribes to a sharded pub/sub channel (`SSUBSCRIBE`, on the shard of the channel). */
+  sSubscribe?(channel: string, listener: RedisPubSubListener): Promise<unknown>;
+  /** Unsubscribes from a sharded pub/sub channel. */
+  sUnsubscribe?(channel: string): Promise<unknown>;
 }

@@ -55,8 +55,13 @@ export interface RedisScriptClient {
 export interface RedisRateLimitStoreOptions {
   /** A connected client (yours to close). */
   readonly client?: RedisScriptClient;
-  /** A Redis URL such as `redis://127.0.0.1:6379`: the store creates and owns a client. */
-  readonly url?: string;
+  /**
+   * A Redis URL such as `redis://127.0.0.1:6379`: the store creates and owns a client. A list of
+   * node URLs means a Redis Cluster (a node-redis cluster client; each counter is one key, so it
+   * lives on one shard). On a cluster, a hit that fails because a node went away drops the client
+   * and the next hit creates a new one, which finds the replica that took over.
+   */
+  readonly url?: string | readonly string[];
   /** Prefix of every key (default `fw:ratelimit:`). */
   readonly prefix?: string;
   /**
@@ -91,7 +96,7 @@ async function sha1(text: string): Promise<string> {
 /** A {@linkcode RateLimitStore} in Redis. Create it with {@linkcode redisRateLimitStore}. */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly #prefix: string;
-  readonly #url: string | undefined;
+  readonly #url: string | readonly string[] | undefined;
   #client: RedisScriptClient | undefined;
   #owned: OwnedClient | undefined;
   #ready: Promise<RedisScriptClient> | undefined;
@@ -124,19 +129,26 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   #connect(): Promise<RedisScriptClient> {
     return this.#ready ??= (async () => {
-      const { createClient } = await import("redis");
+      const { createClient, createCluster } = await import("redis");
       let connected = false;
-      const client = createClient({
-        url: this.#url,
-        // commands fail at once while disconnected (the request answers 500) instead of queuing
-        disableOfflineQueue: true,
-        socket: {
-          connectTimeout: 5_000,
-          // the first connection fails fast; a lost one is retried in the background
-          reconnectStrategy: (retries: number, cause: Error) =>
-            connected ? Math.min(50 * 2 ** retries, 2_000) : cause,
-        },
-      }) as unknown as OwnedClient;
+      const url = this.#url!;
+      const socket = {
+        connectTimeout: 5_000,
+        // the first connection fails fast; a lost one is retried in the background (on a
+        // cluster a few times only: the next hit then rediscovers the nodes)
+        reconnectStrategy: (retries: number, cause: Error) =>
+          connected && (typeof url === "string" || retries < 4)
+            ? Math.min(50 * 2 ** retries, 2_000)
+            : cause,
+      };
+      // commands fail at once while disconnected (the request answers 500) instead of queuing
+      const client =
+        (typeof url === "string"
+          ? createClient({ url, disableOfflineQueue: true, socket })
+          : createCluster({
+            rootNodes: url.map((u) => ({ url: u })),
+            defaults: { disableOfflineQueue: true, socket },
+          })) as unknown as OwnedClient;
       client.on("error", () => {}); // reported through the failing commands
       this.#owned = client;
       try {
@@ -151,6 +163,19 @@ export class RedisRateLimitStore implements RateLimitStore {
     })();
   }
 
+  /** On a cluster, forgets the client after a node failure: the next hit creates a new one. */
+  #dropAfter(error: unknown): void {
+    const kind = (error as Error)?.constructor?.name;
+    if (typeof this.#url === "string" || this.#url === undefined) return;
+    if (kind === "ErrorReply" || kind === "SimpleError") {
+      if (!/^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY)\b/.test((error as Error).message)) return;
+    }
+    const owned = this.#owned;
+    this.#ready = undefined;
+    this.#owned = undefined;
+    void Promise.resolve(owned?.close()).catch(() => {});
+  }
+
   /**
    * Counts one request for `key` in Redis.
    *
@@ -162,10 +187,16 @@ export class RedisRateLimitStore implements RateLimitStore {
    *   answers 500).
    */
   async hit(key: string, windowMs: number): Promise<RateLimitHit> {
-    if (!this.#failOpen) return await this.#hit(key, windowMs);
+    if (!this.#failOpen) {
+      return await this.#hit(key, windowMs).catch((error) => {
+        this.#dropAfter(error);
+        throw error;
+      });
+    }
     try {
       return await this.#hit(key, windowMs);
     } catch (error) {
+      this.#dropAfter(error);
       this.#onError?.(error);
       return { count: 0, resetMs: windowMs };
     }
