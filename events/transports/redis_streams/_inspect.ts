@@ -9,14 +9,15 @@
  * - `oldestAgeMs`: from the id of its oldest pending entry (`XPENDING`) or of its first
  *   undelivered entry (`XRANGE`), whichever is older (stream ids are times in ms).
  *
- * A broadcast group appears once per instance (`<group>~<instanceId>`), as Redis keeps it.
+ * A partitioned topic appears once per partition and group (`details.partition`). A broadcast
+ * group appears once per instance (`<group>~<instanceId>`), as Redis keeps it.
  *
  * @module
  */
 
 import type { RedisClient } from "../../_redis.ts";
 import type { QueueStats } from "../../transport.ts";
-import { keys } from "./_keys.ts";
+import { keys, parsePartName } from "./_keys.ts";
 import { registeredTopics } from "./_registry.ts";
 
 function field(flat: unknown, name: string): unknown {
@@ -84,8 +85,17 @@ export async function inspectRedis(
     }
   }
   const out: QueueStats[] = [];
+  const partitioned = new Set(
+    topics.map((t) => parsePartName(t)).filter((p) => p.partition > 0)
+      .map((p) => p.topic),
+  );
   for (const topic of topics.sort()) {
     const stream = keys.stream(prefix, topic);
+    // A partitioned topic has a row per partition and group, under the topic's own name.
+    const part = parsePartName(topic);
+    const where: Record<string, number> = partitioned.has(part.topic)
+      ? { partition: part.partition }
+      : {};
     for (const g of await groupsOf(redis, stream)) {
       const group = String(field(g, "name"));
       const pending = Number(field(g, "pending") ?? 0);
@@ -98,13 +108,17 @@ export async function inspectRedis(
       ]);
       const oldest = await oldestTime(redis, stream, group, pending, lag ?? 0, lastDelivered);
       out.push({
-        topic,
+        topic: part.topic,
         group,
         ...(lag !== undefined ? { waiting: lag } : {}),
         inFlight: pending,
         retrying: Number(delayed) + Number(due),
         ...(oldest !== undefined ? { oldestAgeMs: Math.max(0, now - oldest) } : {}),
-        details: { consumers: Number(field(g, "consumers") ?? 0), lastDeliveredId: lastDelivered },
+        details: {
+          consumers: Number(field(g, "consumers") ?? 0),
+          lastDeliveredId: lastDelivered,
+          ...where,
+        },
         ...(lag === undefined
           ? { note: "Redis cannot tell this group's lag (trimmed stream)" }
           : {}),

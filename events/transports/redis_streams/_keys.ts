@@ -59,6 +59,29 @@ export const keys = {
   deadLetters: (p: string): string => `${p}:dead-letters`,
 };
 
+/** The name whose keys hold partition `i` of `topic`: the topic itself for 0, else `<topic>#<i>`. */
+export function partName(topic: string, i: number): string {
+  return i === 0 ? topic : `${topic}#${i}`;
+}
+
+/** The topic and partition of a {@linkcode partName}. */
+export function parsePartName(name: string): { topic: string; partition: number } {
+  const hash = name.lastIndexOf("#");
+  return hash < 0
+    ? { topic: name, partition: 0 }
+    : { topic: name.slice(0, hash), partition: Number(name.slice(hash + 1)) };
+}
+
+/** FNV-1a (32 bits) of a string: picks the partition of a message `key`. */
+export function hashKey(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
 /** The Redis consumer group of a subscription. */
 export function redisGroup(spec: SubscriptionSpec): string {
   return spec.distribution === "broadcast" ? `${spec.group}~${spec.instanceId}` : spec.group;

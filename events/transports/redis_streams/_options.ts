@@ -52,6 +52,17 @@ export interface KvStreamTransportOptions {
    */
   publishTimeoutMs?: number;
   /**
+   * Streams per topic (default 1): a number for every topic, or an object naming topics (the
+   * others have 1), such as `{ "orders.created": 3 }`. A partitioned topic's partitions have keys
+   * of their own (tagged `{<topic>#<i>}`), so on a Redis Cluster they spread over the shards and
+   * one hot topic's load with them. A message goes to the partition of its `key` (the same key,
+   * the same partition, in publish order), else of its `dedupeKey`, else to the next partition in
+   * turn. Each subscription reads every partition (a reader, a blocking connection and `prefetch`
+   * per partition). Every process on the prefix must use the same count; changing it strands
+   * what waits in partitions that are no longer read, so drain a topic first.
+   */
+  partitions?: number | Readonly<Record<string, number>>;
+  /**
    * Replicas that must have each publish before it resolves (default 0: resolve once the master
    * has it). Redis replicates asynchronously: a master that dies before its replicas copied a
    * write loses it when a replica takes over. With `waitForReplicas: 1` every publish is followed
@@ -92,6 +103,8 @@ export interface ResolvedOptions {
   readonly publishTimeout: number;
   readonly trim: boolean;
   readonly waitReplicas: number;
+  /** Streams of a topic. */
+  readonly partitionsOf: (topic: string) => number;
   readonly waitReplicasMs: number;
   readonly clock: Clock;
   readonly logger?: Logger;
@@ -109,6 +122,37 @@ function integer(name: string, value: number | undefined, fallback: number, min 
     );
   }
   return v;
+}
+
+/** Most partitions a topic may have. */
+const MAX_PARTITIONS = 1024;
+
+function resolvePartitions(value: KvStreamTransportOptions["partitions"]): (t: string) => number {
+  if (value === undefined) return () => 1;
+  if (typeof value === "number") {
+    const n = integer("partitions", value, 1);
+    if (n > MAX_PARTITIONS) {
+      throw new TypeError(
+        `Invalid ${OWNER} option "partitions": expected at most ${MAX_PARTITIONS}, got ${n}`,
+      );
+    }
+    return () => n;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new TypeError(
+      `Invalid ${OWNER} option "partitions": expected a number or an object of topic names to numbers`,
+    );
+  }
+  const counts = new Map<string, number>();
+  for (const [topic, n] of Object.entries(value)) {
+    if (!Number.isInteger(n) || n < 1 || n > MAX_PARTITIONS) {
+      throw new TypeError(
+        `Invalid ${OWNER} option "partitions": topic "${topic}" expected an integer from 1 to ${MAX_PARTITIONS}, got ${n}`,
+      );
+    }
+    counts.set(topic, n);
+  }
+  return (topic) => counts.get(topic) ?? 1;
 }
 
 /**
@@ -149,6 +193,7 @@ export function resolveOptions(options: KvStreamTransportOptions): ResolvedOptio
     deadLetterLimit: integer("deadLetterLimit", options.deadLetterLimit, 1_000),
     publishTimeout: integer("publishTimeoutMs", options.publishTimeoutMs, 10_000),
     trim: options.trim ?? true,
+    partitionsOf: resolvePartitions(options.partitions),
     waitReplicas: integer("waitForReplicas", options.waitForReplicas, 0, 0),
     waitReplicasMs: integer("waitForReplicasMs", options.waitForReplicasMs, 1_000),
     clock: options.clock ?? systemClock,

@@ -40,7 +40,7 @@ import type {
 } from "../../transport.ts";
 import { Deadlines, settleBy } from "./_deadline.ts";
 import { inspectRedis } from "./_inspect.ts";
-import { instanceMember, keys, redisGroup } from "./_keys.ts";
+import { hashKey, instanceMember, keys, partName, redisGroup } from "./_keys.ts";
 import {
   type KvStreamTransportOptions,
   OWNER,
@@ -188,35 +188,55 @@ export class KvStreamTransport implements Transport {
       return this.#bounded(topic, this.#connect()).then(() => this.publish(envelope, options));
     }
     const at = options?.deliverAt;
+    const part = this.#partOf(envelope);
     if (at !== undefined && at > this.#o.clock.now()) {
-      const run = this.#scheduled.publish(main, envelope, at).then(() =>
-        this.#replicated(main, topic)
+      const run = this.#scheduled.publish(main, envelope, at, part).then(() =>
+        this.#replicated(main, part)
       );
       return this.#bounded(topic, run);
     }
     const k = envelope.dedupeKey;
     if (typeof k === "string") {
       const p = this.#o.prefix;
-      const run = PUBLISH.run(main, [keys.stream(p, topic), keys.dedupe(p, topic, k)], [
+      const run = PUBLISH.run(main, [keys.stream(p, part), keys.dedupe(p, part, k)], [
         JSON.stringify(envelope),
         String(this.#o.dedupeWindow),
         "s",
-      ]).then(() => this.#replicated(main, topic));
+      ]).then(() => this.#replicated(main, part));
       return this.#bounded(topic, run);
     }
-    // Publishes of one topic in the same turn of the event loop go out as one script call.
-    let batch = this.#batches.get(topic);
+    // Publishes of one topic (partition) in the same turn of the event loop go out as one call.
+    let batch = this.#batches.get(part);
     if (!batch) {
       const bodies: string[] = [];
       const done = Promise.resolve().then(() => {
-        this.#batches.delete(topic);
-        return this.#flush(main, topic, bodies);
+        this.#batches.delete(part);
+        return this.#flush(main, part, bodies);
       });
       batch = { bodies, done: this.#bounded(topic, done) };
-      this.#batches.set(topic, batch);
+      this.#batches.set(part, batch);
     }
     batch.bodies.push(JSON.stringify(envelope));
     return batch.done;
+  }
+
+  /**
+   * The partition whose keys take `envelope`: that of its `key`, else of its `dedupeKey` (so a
+   * repeat meets its dedupe marker), else the next in turn. The topic itself with one partition.
+   */
+  #partOf(envelope: Envelope): string {
+    const topic = envelope.topic;
+    const n = this.#o.partitionsOf(topic);
+    if (n === 1) return topic;
+    const by = envelope.key ?? envelope.dedupeKey;
+    const i = typeof by === "string" ? hashKey(by) % n : (this.#turn = (this.#turn + 1) % n);
+    return partName(topic, i);
+  }
+  #turn = 0;
+
+  /** The names whose keys hold `topic`'s partitions. */
+  #parts(topic: string): string[] {
+    return Array.from({ length: this.#o.partitionsOf(topic) }, (_, i) => partName(topic, i));
   }
 
   async #flush(main: RedisClient, topic: string, bodies: string[]): Promise<void> {
@@ -286,8 +306,33 @@ export class KvStreamTransport implements Transport {
     if (this.#closed) {
       throw new Error(`Cannot subscribe to topic "${spec.topic}": the transport is closed`);
     }
-    const o = this.#o;
     const connections = await this.#connect();
+    const locals: Local[] = [];
+    try {
+      for (const part of this.#parts(spec.topic)) {
+        locals.push(await this.#subscribePart(connections, { ...spec, topic: part }, listener));
+      }
+    } catch (err) {
+      await Promise.all(locals.map((l) => this.#leave(l)));
+      throw new Error(
+        `Cannot subscribe to topic "${spec.topic}" on Redis at ${this.#where}: ${
+          (err as Error)?.message
+        }`,
+        { cause: err },
+      );
+    }
+    for (const local of locals) local.reader.start();
+    this.#startHeartbeat();
+    return { close: () => Promise.all(locals.map((l) => this.#leave(l))).then(() => {}) };
+  }
+
+  /** Joins one partition (`spec.topic` is its name): its groups, registry entry and reader. */
+  async #subscribePart(
+    connections: RedisConnections,
+    spec: SubscriptionSpec,
+    listener: DeliveryListener,
+  ): Promise<Local> {
+    const o = this.#o;
     const conn = await connections.dedicated();
     const reader = new Reader({
       spec,
@@ -309,18 +354,11 @@ export class KvStreamTransport implements Transport {
       await beat(connections.main, o.prefix, [local.member], o.clock.now() + o.ttl);
     } catch (err) {
       await closeRedisClient(conn);
-      throw new Error(
-        `Cannot subscribe to topic "${spec.topic}" on Redis at ${this.#where}: ${
-          (err as Error)?.message
-        }`,
-        { cause: err },
-      );
+      throw err;
     }
     this.#locals.add(local);
     this.#scheduled.watch(connections.main, spec.topic);
-    reader.start();
-    this.#startHeartbeat();
-    return { close: () => this.#leave(local) };
+    return local;
   }
 
   async #leave(local: Local): Promise<void> {
@@ -370,7 +408,8 @@ export class KvStreamTransport implements Transport {
    */
   deadLetter(envelope: Envelope): Promise<void> {
     const run = this.#connect().then(async (c) => {
-      const added = await PUBLISH.run(c.main, [keys.stream(this.#o.prefix, envelope.topic)], [
+      const part = this.#partOf(envelope);
+      const added = await PUBLISH.run(c.main, [keys.stream(this.#o.prefix, part)], [
         JSON.stringify(envelope),
         "",
         "g",
@@ -391,8 +430,10 @@ export class KvStreamTransport implements Transport {
     const main = (await this.#connect()).main;
     const p = this.#o.prefix;
     const g = redisGroup({ topic, group, distribution: "competing", instanceId: "" });
-    await main.sendCommand(["XGROUP", "DESTROY", keys.stream(p, topic), g]).catch(() => {});
-    await main.sendCommand(["DEL", keys.retries(p, topic, g), keys.delayed(p, topic, g)]);
+    for (const part of this.#parts(topic)) {
+      await main.sendCommand(["XGROUP", "DESTROY", keys.stream(p, part), g]).catch(() => {});
+      await main.sendCommand(["DEL", keys.retries(p, part, g), keys.delayed(p, part, g)]);
+    }
   }
 
   /** Each Redis group's lag, pending entries, retries and oldest age (`XINFO GROUPS`). */

@@ -1,7 +1,7 @@
 /**
  * The transport conformance suite on a Redis Cluster of three masters that this file starts
- * (`testdata/redis_cluster.ts`: free ports, temp dir), given to fw as the list of node URLs. The
- * last test stops the cluster.
+ * (`testdata/redis_cluster.ts`: free ports, temp dir), given to fw as the list of node URLs, with
+ * one stream per topic and with three partitions per topic. The last test stops the cluster.
  *
  * @module
  */
@@ -21,6 +21,16 @@ const run = crypto.randomUUID().slice(0, 8);
 
 runTransportConformance("KvStreamTransport on a Redis Cluster", {
   create: (ns) => new KvStreamTransport({ url: cluster.urls, keyPrefix: `fwtest:${run}:${ns}:` }),
+  timeoutMs: 15_000,
+});
+
+runTransportConformance("KvStreamTransport on a Redis Cluster with 3 partitions", {
+  create: (ns) =>
+    new KvStreamTransport({
+      url: cluster.urls,
+      keyPrefix: `fwtest:${run}:p:${ns}:`,
+      partitions: 3,
+    }),
   timeoutMs: 15_000,
 });
 

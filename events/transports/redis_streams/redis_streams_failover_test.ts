@@ -1,8 +1,9 @@
 /**
  * Failover on a Redis Cluster (issue 31): three masters with a replica each (started by
  * `testdata/redis_cluster.ts` on free ports), 100 concurrent publishers, two consumers of one
- * competing group; the master that serves the topic is killed with SIGKILL mid-run and its replica
- * takes over. Every message must be handled at least once; the test prints the duplicates.
+ * competing group, the topic spread over three partitions (`partitions: 3`, so over the shards);
+ * the master that serves the topic's first partition is killed with SIGKILL mid-run and its
+ * replica takes over. Every message must be handled at least once; the test prints the duplicates.
  *
  * Publishes use `waitForReplicas: 1`: Redis replicates asynchronously, so a publish the master
  * acknowledged but had not yet sent to its replica would be lost with the master; with the option
@@ -61,6 +62,7 @@ Deno.test({
       const transport = new KvStreamTransport({
         url: cluster.urls,
         keyPrefix: prefix,
+        partitions: 3,
         publishTimeoutMs: 20_000,
         ...extra,
       });
@@ -97,7 +99,7 @@ Deno.test({
           const n = next++;
           for (;;) {
             try {
-              await publish({ n }, { messageId: `failover-${n}` });
+              await publish({ n }, { messageId: `failover-${n}`, key: `k${n % 50}` });
               published++;
               break;
             } catch {
