@@ -9,6 +9,11 @@
  *   context, time-out, metrics);
  * - `bullmq`: `queue.add()` (after validating) -> `Worker` with the same concurrency (validating
  *   again), `removeOnComplete: true` so it keeps no job history either;
+ * - `fw-redis-p3`: the same with the topic spread over three streams (`partitions: 3`);
+ * - `fw-cluster`, `fw-cluster-p3`: the same on a Redis Cluster of three masters that the bench
+ *   starts on this machine (free ports, no replicas), with one and three partitions: what a
+ *   cluster costs per message when its shards share one machine (on real machines each shard
+ *   adds its own CPU; see the "Scaling out" guide);
  * - `raw-redis`: what Redis itself allows with this access pattern and client: `XADD` per
  *   message, `XREADGROUP COUNT 128 BLOCK` and one `XACK` per batch over node-redis, validation
  *   on both sides and nothing else (no envelope, no consumer).
@@ -26,6 +31,7 @@ import { EventBus, getPublisher, handler, topic } from "@fw/events";
 import { kvStreamTransport } from "@fw/events/kvstore";
 // The one module that creates node-redis clients (the raw baseline uses the same client as fw).
 import { openRedis } from "../events/_redis.ts";
+import { RedisCluster } from "../events/transports/redis_streams/testdata/redis_cluster.ts";
 
 const Payload = { id: Uuid, customer: MinLength(1), items: Int, total: Int };
 const Job = topic("bench.redis.job", Payload);
@@ -40,6 +46,8 @@ export interface RedisBenchOptions {
   window: number;
   concurrencies: readonly number[];
   only?: ReadonlySet<string>;
+  /** Node URLs of the Redis Cluster the `fw-cluster` rows run on (started by the bench). */
+  clusterUrls?: string[];
 }
 
 interface Result {
@@ -129,29 +137,33 @@ export async function dropKeys(url: string, pattern: string): Promise<void> {
 
 const fresh = () => `fwbench:${crypto.randomUUID().slice(0, 8)}`;
 
-const runFw: Run = async (n, concurrency, o) => {
-  const prefix = `${fresh()}:`;
-  const pacer = new Pacer(n, o.window);
-  const transport = kvStreamTransport({ url: o.url, keyPrefix: prefix });
-  const bus = new EventBus({
-    transports: { redis: transport },
-    logger: createLogger({ level: "warn" }),
-  });
-  await bus.add(
-    handler(Job).options({ group: "bench", concurrency }).handle(async (msg) => {
-      pacer.handle(msg.payload.items);
-      await Promise.resolve();
-    }),
-  );
-  await bus.start();
-  const publish = getPublisher(Job, { bus });
-  try {
-    return await pacer.publishAll((i) => publish(payloadOf(i)));
-  } finally {
-    await bus.stop();
-    await dropKeys(o.url, `${prefix}*`);
-  }
-};
+/** fw over Redis: `where` picks the single Redis or the cluster, `partitions` the streams per topic. */
+const fwOn =
+  (where: "single" | "cluster", partitions: number): Run => async (n, concurrency, o) => {
+    const prefix = `${fresh()}:`;
+    const pacer = new Pacer(n, o.window);
+    const url = where === "cluster" ? o.clusterUrls! : o.url;
+    const transport = kvStreamTransport({ url, keyPrefix: prefix, partitions });
+    const bus = new EventBus({
+      transports: { redis: transport },
+      logger: createLogger({ level: "warn" }),
+    });
+    await bus.add(
+      handler(Job).options({ group: "bench", concurrency }).handle(async (msg) => {
+        pacer.handle(msg.payload.items);
+        await Promise.resolve();
+      }),
+    );
+    await bus.start();
+    const publish = getPublisher(Job, { bus });
+    try {
+      return await pacer.publishAll((i) => publish(payloadOf(i)));
+    } finally {
+      await bus.stop();
+      // The cluster is thrown away after the run; the single Redis is shared.
+      if (where === "single") await dropKeys(o.url, `${prefix}*`);
+    }
+  };
 
 /** BullMQ's connection options for a Redis URL. */
 export function bullConnection(
@@ -249,13 +261,33 @@ export async function runRedisBench(o: RedisBenchOptions): Promise<void> {
     console.error(`redis skipped: ${err instanceof Error ? err.message : err}`);
     return;
   }
-  const systems: [string, Run][] = [["fw-redis", runFw], ["bullmq", runBull], [
-    "raw-redis",
-    runRaw,
-  ]];
+  const systems: [string, Run][] = [
+    ["fw-redis", fwOn("single", 1)],
+    ["fw-redis-p3", fwOn("single", 3)],
+    ["fw-cluster", fwOn("cluster", 1)],
+    ["fw-cluster-p3", fwOn("cluster", 3)],
+    ["bullmq", runBull],
+    ["raw-redis", runRaw],
+  ];
   const chosen = systems.filter(([name]) => !o.only || o.only.has(name) || o.only.has("redis"));
+  let cluster: RedisCluster | undefined;
+  if (chosen.some(([name]) => name.startsWith("fw-cluster"))) {
+    // Three masters on this machine, started for the run on free ports (no replicas).
+    cluster = await RedisCluster.start({ masters: 3 });
+    o = { ...o, clusterUrls: cluster.urls };
+  }
+  try {
+    await rounds(o, chosen);
+  } finally {
+    await cluster?.destroy();
+  }
+}
+
+async function rounds(o: RedisBenchOptions, chosen: [string, Run][]): Promise<void> {
   const results = new Map<string, Result[]>();
   const ratios = new Map<number, string[]>();
+  /** Per round: an fw row's rate over fw-redis (single Redis, one stream). */
+  const vsSingle = new Map<string, string[]>();
   for (let round = 1; round <= o.rounds; round++) {
     for (const c of o.concurrencies) {
       const order = round % 2 ? chosen : [...chosen].reverse();
@@ -273,22 +305,29 @@ export async function runRedisBench(o: RedisBenchOptions): Promise<void> {
       }
       const fw = rates.get("fw-redis"), bull = rates.get("bullmq");
       if (fw && bull) ratios.set(c, [...(ratios.get(c) ?? []), (fw / bull).toFixed(2)]);
+      for (const [name] of chosen) {
+        const rate = rates.get(name);
+        if (!fw || !rate || !name.startsWith("fw-") || name === "fw-redis") continue;
+        const key = `${name}@${c}`;
+        vsSingle.set(key, [...(vsSingle.get(key) ?? []), (rate / fw).toFixed(2)]);
+      }
     }
   }
   console.log(
     `\nRedis (${o.messages.toLocaleString("en")} jobs, ${o.rounds} rounds, medians)` +
-      "\nsystem      concurrency     jobs/s   p50 ms   p99 ms   fw/BullMQ per round",
+      "\nsystem         concurrency     jobs/s   p50 ms   p99 ms   per round: fw-redis/BullMQ, others/fw-redis",
   );
   for (const c of o.concurrencies) {
     for (const [name] of chosen) {
       const rs = results.get(`${name}@${c}`) ?? [];
       if (rs.length === 0) continue;
-      const line = `${name.padEnd(11)} ${String(c).padStart(11)} ${
+      const line = `${name.padEnd(14)} ${String(c).padStart(11)} ${
         fmt(median(rs.map((r) => r.rate))).padStart(10)
       } ${median(rs.map((r) => r.p50)).toFixed(1).padStart(8)} ${
         median(rs.map((r) => r.p99)).toFixed(1).padStart(8)
       }`;
-      console.log(name === "fw-redis" ? `${line}   ${(ratios.get(c) ?? []).join(" ")}` : line);
+      const perRound = name === "fw-redis" ? ratios.get(c) : vsSingle.get(`${name}@${c}`);
+      console.log(perRound ? `${line}   ${perRound.join(" ")}` : line);
     }
   }
 }

@@ -245,7 +245,8 @@ export class KvStream implements RealtimeBroker {
  * message, and a subscriber that comes back with the last id it saw gets what it missed.
  *
  * One connection publishes; one more, opened on the first subscription, reads every subscribed
- * topic with a single blocking `XREAD` and fans out to the local subscribers. A lost connection
+ * topic with a single blocking `XREAD` and fans out to the local subscribers (on a Redis Cluster,
+ * given `url` as a list of node URLs, one such reader per hash slot in use). A lost connection
  * resumes after the last id read, replaying what was published meanwhile. Resuming with `from`
  * gives `recovered: true` when every message after that id is still retained (and not older than
  * `replayTtlMs`); otherwise `recovered: false` and one `onGap({ reason: "trimmed" })` call, and

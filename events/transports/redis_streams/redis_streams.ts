@@ -2,7 +2,7 @@
  * `kvStreamTransport({ url, keyPrefix })`: a persistent, multi-process transport on Redis Streams
  * (Redis 7.0 or later).
  *
- * - A publish appends the envelope to the topic's stream `<keyPrefix><topic>` (one Lua script:
+ * - A publish appends the envelope to the topic's stream `<keyPrefix>{<topic>}` (one Lua script:
  *   the `dedupeKey` check and the `XADD`), when the topic has a stream, that is, when some group
  *   ever subscribed. Topics nobody subscribes to get nothing, as on the other transports.
  * - A handler group is a Redis consumer group on that stream (competing: its instances share the
