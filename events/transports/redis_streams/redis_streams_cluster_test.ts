@@ -68,6 +68,34 @@ Deno.test("kvStreamTransport on a Redis Cluster spreads topics over the masters"
   }
 });
 
+Deno.test("kvStreamTransport takes a node-redis cluster client of the user's and leaves it open", async () => {
+  // The user's own client, as an application creates it (fw imports npm redis in _redis.ts only).
+  const { createCluster } = await import("redis");
+  const client = createCluster({ rootNodes: [{ url: cluster.urls[0] }] });
+  await client.connect();
+  const Job = topic("rc.own", { n: Int });
+  const transport = new KvStreamTransport({ client, keyPrefix: `fwtest:${run}:own:` });
+  const bus = new EventBus({
+    transports: { redis: transport },
+    logger: createLogger({ sink: new MemorySink() }),
+  });
+  const seen: number[] = [];
+  try {
+    await bus.add(handler(Job).options({ group: "g" }).handle((m) => void seen.push(m.payload.n)));
+    await bus.start();
+    await getPublisher(Job, { bus })({ n: 5 });
+    const end = Date.now() + 10_000;
+    while (seen.length < 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(seen, [5]);
+    await bus.stop();
+    await transport.close();
+    assert.equal(await client.sendCommand(undefined, false, ["PING"]), "PONG", "still open");
+  } finally {
+    await transport.close();
+    await client.close();
+  }
+});
+
 async function slotOf(key: string): Promise<number> {
   const out = await new Deno.Command("redis-cli", {
     args: ["-p", String(cluster.nodes[0].port), "cluster", "keyslot", key],
