@@ -216,22 +216,84 @@ export class ClusterRedis implements RedisClient {
     this.#owned.clear();
   }
 
-  /** Listens to cluster events (on later cluster clients too). */
+  /**
+   * Listens to cluster events (on later cluster clients too). `reconnecting` and `ready` come
+   * from this adapter: a node of a subscribing client failed, and its channels were subscribed
+   * again on a fresh cluster client.
+   */
   on(event: string, listener: (...args: unknown[]) => void): unknown {
+    if (event === "reconnecting" || event === "ready" || event === "end") {
+      this.#own.push([event, listener]);
+      return this;
+    }
     this.#listeners.push([event, listener]);
     return this.#cluster.on(event, listener);
   }
 
+  readonly #own: [string, (...args: unknown[]) => void][] = [];
+  readonly #channels = new Map<string, RedisPubSubListener>();
+  #resubscribing: Promise<void> | undefined;
+
+  #emit(event: string): void {
+    for (const [name, listener] of this.#own) {
+      if (name !== event) continue;
+      try {
+        listener();
+      } catch {
+        // a listener's own failure
+      }
+    }
+  }
+
   /**
    * Subscribes to a sharded pub/sub channel (`SSUBSCRIBE`, on the shard that serves the channel's
-   * slot): publish with `SPUBLISH`.
+   * slot): publish with `SPUBLISH`. When a node of this client fails (a master that died, before
+   * or after its replica took over), every channel is subscribed again on a fresh cluster client
+   * (`reconnecting`, then `ready` once done): what was published in between is missed.
    */
-  subscribe(channel: string, listener: RedisPubSubListener): Promise<unknown> {
-    return this.#cluster.sSubscribe!(channel, listener);
+  async subscribe(channel: string, listener: RedisPubSubListener): Promise<unknown> {
+    if (this.#channels.size === 0 && !this.#watching) {
+      this.#watching = true;
+      this.#watch(this.#cluster);
+    }
+    this.#channels.set(channel, listener);
+    return await this.#cluster.sSubscribe!(channel, listener);
+  }
+  #watching = false;
+
+  #watch(cluster: RedisClusterClient): void {
+    cluster.on("node-error", () => {
+      if (this.#cluster === cluster) void this.#resubscribe(cluster);
+    });
+  }
+
+  /** Moves every channel to a fresh cluster client, retrying until it works or this closes. */
+  #resubscribe(seen: RedisClusterClient): Promise<void> {
+    return this.#resubscribing ??= (async () => {
+      this.#emit("reconnecting");
+      for (let attempt = 0; !this.#closed; attempt++) {
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 1_000)));
+        if (this.#closed) return;
+        try {
+          await this.#refresh(seen);
+          const next = this.#cluster;
+          if (next === seen) continue;
+          for (const [channel, listener] of this.#channels) {
+            await next.sSubscribe!(channel, listener);
+          }
+          this.#watch(next);
+          this.#emit("ready");
+          return;
+        } catch {
+          seen = this.#cluster; // that one failed too: replace it on the next round
+        }
+      }
+    })().finally(() => this.#resubscribing = undefined);
   }
 
   /** Unsubscribes from a sharded pub/sub channel. */
   unsubscribe(channel: string): Promise<unknown> {
+    this.#channels.delete(channel);
     return this.#cluster.sUnsubscribe!(channel);
   }
 }
