@@ -9,7 +9,7 @@
  */
 
 import { checkConnectionSource } from "./_connection_source.ts";
-import { ClusterRedis, nodeReconnectStrategy } from "./_redis_cluster.ts";
+import { clusterDefaults, ClusterRedis } from "./_redis_cluster.ts";
 import type { RedisClient, RedisClusterClient } from "./_redis_types.ts";
 
 export type { RedisClient, RedisClusterClient, RedisPubSubListener } from "./_redis_types.ts";
@@ -186,9 +186,9 @@ export async function openRedis(owner: string, source: RedisSource): Promise<Red
     const { createCluster } = await import("redis");
     const cluster = createCluster({
       rootNodes: source.url.map((url) => ({ url })),
-      // node connections give up soon, so that a command to a master that died fails and is
-      // retried once a replica took over (`_redis_cluster.ts`)
-      defaults: { socket: { connectTimeout: 5_000, reconnectStrategy: nodeReconnectStrategy } },
+      // credentials for the nodes it discovers; node connections give up soon, so that a command
+      // to a master that died fails and is retried once a replica took over (`_redis_cluster.ts`)
+      defaults: clusterDefaults(source.url),
     }) as unknown as RedisClusterClient;
     main = new ClusterRedis(cluster, true);
     main.on("error", () => {});

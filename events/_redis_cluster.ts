@@ -105,6 +105,45 @@ export function nodeReconnectStrategy(retries: number, cause: Error): number | E
   return retries >= 4 ? cause : 50 * 2 ** retries;
 }
 
+/** Options every node connection of a cluster client gets (node-redis' `defaults`). */
+export interface ClusterDefaults {
+  readonly username?: string;
+  readonly password?: string;
+  readonly socket?: Readonly<Record<string, unknown>>;
+  readonly [option: string]: unknown;
+}
+
+/**
+ * Node options for a cluster reached at these URLs: the credentials and TLS of the first URL
+ * (the nodes it discovers need them too), and bounded reconnects.
+ */
+export function clusterDefaults(urls: readonly string[]): ClusterDefaults {
+  const u = new URL(urls[0]);
+  return {
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    socket: {
+      connectTimeout: 5_000,
+      reconnectStrategy: nodeReconnectStrategy,
+      ...(u.protocol === "rediss:" ? { tls: true } : {}),
+    },
+  };
+}
+
+/** The `defaults` of a node-redis cluster client (kept by node-redis in its options). */
+function defaultsOf(cluster: RedisClusterClient): ClusterDefaults {
+  const options = (cluster as unknown as { _options?: { defaults?: ClusterDefaults } })._options;
+  return options?.defaults ?? {};
+}
+
+/** `defaults` with bounded reconnects and the given connect timeout. */
+function bounded(defaults: ClusterDefaults, connectTimeout: number): ClusterDefaults {
+  return {
+    ...defaults,
+    socket: { ...defaults.socket, connectTimeout, reconnectStrategy: nodeReconnectStrategy },
+  };
+}
+
 /** A node-redis cluster client behind the {@linkcode RedisClient} interface. */
 export class ClusterRedis implements RedisClient {
   #cluster: RedisClusterClient;
@@ -151,9 +190,7 @@ export class ClusterRedis implements RedisClient {
   #refresh(seen: RedisClusterClient): Promise<void> {
     if (this.#cluster !== seen) return Promise.resolve();
     return this.#refreshing ??= (async () => {
-      const next = seen.duplicate({
-        defaults: { socket: { connectTimeout: 2_000, reconnectStrategy: nodeReconnectStrategy } },
-      });
+      const next = seen.duplicate({ defaults: bounded(defaultsOf(seen), 2_000) });
       for (const [event, listener] of this.#listeners) next.on(event, listener);
       next.on("error", () => {});
       try {
@@ -184,7 +221,7 @@ export class ClusterRedis implements RedisClient {
     return new ClusterRedis(
       this.#cluster.duplicate({
         minimizeConnections: true,
-        defaults: { socket: { connectTimeout: 5_000, reconnectStrategy: nodeReconnectStrategy } },
+        defaults: bounded(defaultsOf(this.#cluster), 5_000),
       }),
       true,
     );

@@ -13,7 +13,7 @@ import { RedisCluster } from "../events/transports/redis_streams/testdata/redis_
 
 async function slotOf(port: number, key: string): Promise<number> {
   const out = await new Deno.Command("redis-cli", {
-    args: ["-p", String(port), "cluster", "keyslot", key],
+    args: ["-p", String(port), "-a", "rl-secret", "--no-auth-warning", "cluster", "keyslot", key],
     stdout: "piped",
   }).output();
   return Number(new TextDecoder().decode(out.stdout).trim());
@@ -25,7 +25,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    const cluster = await RedisCluster.start({ masters: 3, replicas: 1 });
+    const cluster = await RedisCluster.start({ masters: 3, replicas: 1, password: "rl-secret" });
     const prefix = "rl:";
     const a = redisRateLimitStore({ url: cluster.urls, prefix });
     const b = redisRateLimitStore({ url: cluster.urls, prefix });

@@ -88,6 +88,15 @@ interface OwnedClient extends RedisScriptClient {
   on(event: "error", listener: (error: unknown) => void): unknown;
 }
 
+/** The username and password of a Redis URL, as node-redis client options. */
+function credentials(url: string): { username?: string; password?: string } {
+  const u = new URL(url);
+  return {
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+  };
+}
+
 async function sha1(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
@@ -134,6 +143,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       const url = this.#url!;
       const socket = {
         connectTimeout: 5_000,
+        ...(typeof url !== "string" && url[0].startsWith("rediss:") ? { tls: true as const } : {}),
         // the first connection fails fast; a lost one is retried in the background (on a
         // cluster a few times only: the next hit then rediscovers the nodes)
         reconnectStrategy: (retries: number, cause: Error) =>
@@ -147,7 +157,8 @@ export class RedisRateLimitStore implements RateLimitStore {
           ? createClient({ url, disableOfflineQueue: true, socket })
           : createCluster({
             rootNodes: url.map((u) => ({ url: u })),
-            defaults: { disableOfflineQueue: true, socket },
+            // the nodes it discovers need the credentials of the URLs too
+            defaults: { disableOfflineQueue: true, ...credentials(url[0]), socket },
           })) as unknown as OwnedClient;
       client.on("error", () => {}); // reported through the failing commands
       this.#owned = client;

@@ -16,7 +16,8 @@ import { runTransportConformance } from "../conformance.ts";
 import { KvStreamTransport } from "./redis_streams.ts";
 import { RedisCluster } from "./testdata/redis_cluster.ts";
 
-const cluster = await RedisCluster.start({ masters: 3 });
+// With a password: the nodes fw discovers from the URLs need the URLs' credentials too.
+const cluster = await RedisCluster.start({ masters: 3, password: "cluster-secret" });
 const run = crypto.randomUUID().slice(0, 8);
 
 runTransportConformance("KvStreamTransport on a Redis Cluster", {
@@ -71,7 +72,10 @@ Deno.test("kvStreamTransport on a Redis Cluster spreads topics over the masters"
 Deno.test("kvStreamTransport takes a node-redis cluster client of the user's and leaves it open", async () => {
   // The user's own client, as an application creates it (fw imports npm redis in _redis.ts only).
   const { createCluster } = await import("redis");
-  const client = createCluster({ rootNodes: [{ url: cluster.urls[0] }] });
+  const client = createCluster({
+    rootNodes: [{ url: cluster.urls[0] }],
+    defaults: { password: cluster.password },
+  });
   await client.connect();
   const Job = topic("rc.own", { n: Int });
   const transport = new KvStreamTransport({ client, keyPrefix: `fwtest:${run}:own:` });
@@ -98,7 +102,16 @@ Deno.test("kvStreamTransport takes a node-redis cluster client of the user's and
 
 async function slotOf(key: string): Promise<number> {
   const out = await new Deno.Command("redis-cli", {
-    args: ["-p", String(cluster.nodes[0].port), "cluster", "keyslot", key],
+    args: [
+      "-p",
+      String(cluster.nodes[0].port),
+      "-a",
+      "cluster-secret",
+      "--no-auth-warning",
+      "cluster",
+      "keyslot",
+      key,
+    ],
     stdout: "piped",
   }).output();
   return Number(new TextDecoder().decode(out.stdout).trim());

@@ -31,9 +31,9 @@ function freePort(taken: Set<number>): number {
 }
 
 /** Runs `redis-cli` and returns its output (throws with its output on a failure). */
-async function cli(args: string[]): Promise<string> {
+async function cli(args: string[], password?: string): Promise<string> {
   const out = await new Deno.Command("redis-cli", {
-    args,
+    args: password === undefined ? args : ["-a", password, "--no-auth-warning", ...args],
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -49,15 +49,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class RedisCluster {
   readonly nodes: ClusterNode[];
   readonly dir: string;
+  /** The password every node requires (`requirepass`, `masterauth`), if any. */
+  readonly password: string | undefined;
 
-  private constructor(nodes: ClusterNode[], dir: string) {
+  private constructor(nodes: ClusterNode[], dir: string, password: string | undefined) {
     this.nodes = nodes;
     this.dir = dir;
+    this.password = password;
   }
 
-  /** The node URLs, to give fw as `url: [...]`. */
+  /** The node URLs, to give fw as `url: [...]` (with the password, if any). */
   get urls(): string[] {
-    return this.nodes.map((n) => `redis://127.0.0.1:${n.port}`);
+    const auth = this.password === undefined ? "" : `:${encodeURIComponent(this.password)}@`;
+    return this.nodes.map((n) => `redis://${auth}127.0.0.1:${n.port}`);
   }
 
   /**
@@ -65,7 +69,21 @@ export class RedisCluster {
    * on every node and every replica is in sync.
    */
   static async start(
-    options: { masters?: number; replicas?: number; timeoutMs?: number } = {},
+    options: { masters?: number; replicas?: number; timeoutMs?: number; password?: string } = {},
+  ): Promise<RedisCluster> {
+    // A free port can be taken by another process before redis-server binds it: try again on
+    // fresh ports.
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await RedisCluster.#start(options);
+      } catch (err) {
+        if (attempt === 3) throw err;
+      }
+    }
+  }
+
+  static async #start(
+    options: { masters?: number; replicas?: number; timeoutMs?: number; password?: string },
   ): Promise<RedisCluster> {
     const masters = options.masters ?? 3, replicas = options.replicas ?? 0;
     const dir = await Deno.makeTempDir({ prefix: "fw-redis-cluster-" });
@@ -75,13 +93,13 @@ export class RedisCluster {
       const nodeDir = `${dir}/node-${i}`;
       await Deno.mkdir(nodeDir);
       nodes.push({
-        port: await freePort(taken),
-        busPort: await freePort(taken),
+        port: freePort(taken),
+        busPort: freePort(taken),
         dir: nodeDir,
         child: undefined,
       });
     }
-    const cluster = new RedisCluster(nodes, dir);
+    const cluster = new RedisCluster(nodes, dir, options.password);
     try {
       await Promise.all(nodes.map((n) => cluster.#spawn(n)));
       await cli([
@@ -91,7 +109,7 @@ export class RedisCluster {
         "--cluster-replicas",
         String(replicas),
         "--cluster-yes",
-      ]);
+      ], options.password);
       await cluster.waitHealthy(options.timeoutMs ?? 30_000);
     } catch (err) {
       await cluster.destroy();
@@ -123,15 +141,23 @@ export class RedisCluster {
         "no",
         "--save",
         "",
+        ...(this.password === undefined
+          ? []
+          : ["--requirepass", this.password, "--masterauth", this.password]),
       ], // deno-fmt-ignore
       stdin: "null",
       stdout: "null",
       stderr: "null",
     }).spawn();
-    const end = Date.now() + 10_000;
+    let exited = false;
+    node.child.status.then(() => exited = true);
+    const end = Date.now() + 20_000;
     for (;;) {
+      if (exited) throw new Error(`redis-server on port ${node.port} exited (port taken?)`);
       try {
-        if ((await cli(["-p", String(node.port), "ping"])).startsWith("PONG")) return;
+        if ((await cli(["-p", String(node.port), "ping"], this.password)).startsWith("PONG")) {
+          return;
+        }
       } catch {
         // not listening yet
       }
@@ -147,7 +173,7 @@ export class RedisCluster {
     for (const n of this.nodes) {
       if (!n.child) continue;
       try {
-        const text = await cli(["-p", String(n.port), "cluster", "nodes"]);
+        const text = await cli(["-p", String(n.port), "cluster", "nodes"], this.password);
         return text.trim().split("\n").map((line) => {
           const f = line.split(" ");
           return {
@@ -177,13 +203,13 @@ export class RedisCluster {
         let ok = true;
         for (const n of this.nodes) {
           if (!n.child) continue;
-          const info = await cli(["-p", String(n.port), "cluster", "info"]);
+          const info = await cli(["-p", String(n.port), "cluster", "info"], this.password);
           if (!info.includes("cluster_state:ok")) {
             ok = false;
             last = `node ${n.port}: ${info.split("\n")[0]}`;
             break;
           }
-          const repl = await cli(["-p", String(n.port), "info", "replication"]);
+          const repl = await cli(["-p", String(n.port), "info", "replication"], this.password);
           if (repl.includes("role:slave") && !repl.includes("master_link_status:up")) {
             ok = false;
             last = `replica ${n.port}: master link down`;
