@@ -28,11 +28,11 @@
  * per-round ratios).
  *
  * Redis (`scripts/_bench_redis.ts`): fw's Redis Streams transport beside BullMQ and a bare Redis
- * Streams loop on the same Redis, 20,000 jobs at concurrency 1 and 50, and fw with three
- * partitions and on a three-master Redis Cluster the bench starts on this machine (one and three
- * partitions), each with its per-round ratio to the single-Redis row. Options:
+ * Streams loop on the same Redis, 20,000 jobs at concurrency 1 and 50, and fw on a private single
+ * redis-server beside a three-master Redis Cluster, both started by the bench on this machine
+ * (one and three partitions), with per-round ratios to the single server. Options:
  * `--redis-messages <n>`, `--redis-rounds <n>` (3), `--redis-url <url>`, `--only
- * redis|fw-redis,fw-redis-p3,fw-cluster,fw-cluster-p3,bullmq,raw-redis`.
+ * redis|fw-redis,fw-node,fw-node-p3,fw-cluster,fw-cluster-p3,bullmq,raw-redis`.
  *
  * `sql`: fw's PostgreSQL transport beside pg-boss on the same database, in a table of its own
  * (`_bench_sql.ts`; `--sql-messages` 20,000, `--sql-rounds` 2, `--boss-notify`).
@@ -319,7 +319,8 @@ if (rates.has("memory-traced@1") && rates.has("memory@1")) {
 const redisSystems = [
   "redis",
   "fw-redis",
-  "fw-redis-p3",
+  "fw-node",
+  "fw-node-p3",
   "fw-cluster",
   "fw-cluster-p3",
   "bullmq",
