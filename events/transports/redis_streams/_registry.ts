@@ -80,7 +80,8 @@ export async function reap(
   now: number,
   logger?: Logger,
 ): Promise<void> {
-  for (const topic of await registeredTopics(redis, prefix)) {
+  // One look per topic, sent together (node-redis pipelines them; on a cluster, per shard).
+  await Promise.all((await registeredTopics(redis, prefix)).map(async (topic) => {
     const registry = keys.instances(prefix, topic);
     const expired = await redis.sendCommand([
       "ZRANGEBYSCORE",
@@ -106,7 +107,7 @@ export async function reap(
         });
       }
     }
-  }
+  }));
 }
 
 /** Compares two stream ids (`ms-seq`). */
