@@ -23,7 +23,8 @@ export interface RedisSource {
    * A Redis URL such as `redis://127.0.0.1:6379`: fw creates, connects and closes the client. A
    * list of URLs (`["redis://10.0.0.1:7000", "redis://10.0.0.2:7000"]`, one or more nodes of the
    * cluster) means a Redis Cluster: fw creates a node-redis cluster client that learns the other
-   * nodes from them.
+   * nodes from them. A single URL of a cluster node works too: fw sees the server is in cluster
+   * mode (`INFO cluster`) and uses a cluster client.
    */
   readonly url?: string | readonly string[];
   /**
@@ -139,6 +140,15 @@ export async function closeRedisClient(
   if (!closed) destroy();
 }
 
+/** Whether the server is a Redis Cluster node (`INFO cluster`); false when it cannot tell. */
+async function inClusterMode(client: RedisClient): Promise<boolean> {
+  try {
+    return /cluster_enabled:1/.test(String(await client.sendCommand(["INFO", "cluster"])));
+  } catch {
+    return false;
+  }
+}
+
 async function connectOrExplain(client: RedisClient, owner: string, where: string): Promise<void> {
   try {
     await client.connect();
@@ -167,6 +177,19 @@ export async function openRedis(owner: string, source: RedisSource): Promise<Red
   const where = source.url !== undefined ? redactRedisUrl(source.url) : "the given client";
   let main: RedisClient;
   const owned: RedisClient[] = [];
+  const openCluster = async (urls: readonly string[]): Promise<RedisClient> => {
+    const { createCluster } = await import("redis");
+    const cluster = createCluster({
+      rootNodes: urls.map((url) => ({ url })),
+      // credentials for the nodes it discovers; node connections give up soon, so that a command
+      // to a master that died fails and is retried once a replica took over (`_redis_cluster.ts`)
+      defaults: clusterDefaults(urls),
+    }) as unknown as RedisClusterClient;
+    const client = new ClusterRedis(cluster, true);
+    client.on("error", () => {});
+    await connectOrExplain(client, owner, where);
+    return client;
+  };
   if (typeof source.url === "string") {
     const { createClient } = await import("redis");
     let connected = false;
@@ -181,18 +204,14 @@ export async function openRedis(owner: string, source: RedisSource): Promise<Red
     main.on("error", () => {}); // surfaced through the failing commands
     await connectOrExplain(main, owner, where);
     connected = true;
+    if (await inClusterMode(main)) {
+      // One node of a Redis Cluster given as a single URL: a cluster client learns the others.
+      await closeRedisClient(main);
+      main = await openCluster([source.url]);
+    }
     owned.push(main);
   } else if (source.url !== undefined) {
-    const { createCluster } = await import("redis");
-    const cluster = createCluster({
-      rootNodes: source.url.map((url) => ({ url })),
-      // credentials for the nodes it discovers; node connections give up soon, so that a command
-      // to a master that died fails and is retried once a replica took over (`_redis_cluster.ts`)
-      defaults: clusterDefaults(source.url),
-    }) as unknown as RedisClusterClient;
-    main = new ClusterRedis(cluster, true);
-    main.on("error", () => {});
-    await connectOrExplain(main, owner, where);
+    main = await openCluster(source.url);
     owned.push(main);
   } else if (isClusterClient(source.client)) {
     main = new ClusterRedis(source.client, false);

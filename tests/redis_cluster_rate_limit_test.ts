@@ -35,6 +35,13 @@ Deno.test({
         assert.equal((await a.hit(key, 60_000)).count, 1);
         assert.equal((await b.hit(key, 60_000)).count, 2);
       }
+      // One node's URL alone: the store notices the cluster and uses a cluster client.
+      const c = redisRateLimitStore({ url: cluster.urls[2], prefix });
+      try {
+        for (const key of keys) assert.equal((await c.hit(key, 60_000)).count, 3);
+      } finally {
+        await c.close();
+      }
       const masters = new Set<number>();
       for (const key of keys) {
         masters.add(await cluster.masterOf(await slotOf(cluster.nodes[0].port, prefix + key)));

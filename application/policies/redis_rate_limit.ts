@@ -58,7 +58,7 @@ export interface RedisRateLimitStoreOptions {
   /**
    * A Redis URL such as `redis://127.0.0.1:6379`: the store creates and owns a client. A list of
    * node URLs means a Redis Cluster (a node-redis cluster client; each counter is one key, so it
-   * lives on one shard). On a cluster, a hit that fails because a node went away drops the client
+   * lives on one shard); a single URL of a cluster node is noticed too. On a cluster, a hit that fails because a node went away drops the client
    * and the next hit creates a new one, which finds the replica that took over.
    */
   readonly url?: string | readonly string[];
@@ -84,8 +84,19 @@ return {count, ttl}`;
 
 interface OwnedClient extends RedisScriptClient {
   connect(): Promise<unknown>;
+  sendCommand?(args: string[]): Promise<unknown>;
   close(): Promise<void>;
   on(event: "error", listener: (error: unknown) => void): unknown;
+}
+
+/** Whether a connected client's server is a Redis Cluster node (false when it cannot tell). */
+async function clusterMode(client: OwnedClient): Promise<boolean> {
+  try {
+    const info = await client.sendCommand?.(["INFO", "cluster"]);
+    return /cluster_enabled:1/.test(String(info));
+  } catch {
+    return false;
+  }
 }
 
 /** The username and password of a Redis URL, as node-redis client options. */
@@ -105,7 +116,7 @@ async function sha1(text: string): Promise<string> {
 /** A {@linkcode RateLimitStore} in Redis. Create it with {@linkcode redisRateLimitStore}. */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly #prefix: string;
-  readonly #url: string | readonly string[] | undefined;
+  #url: string | readonly string[] | undefined;
   #client: RedisScriptClient | undefined;
   #owned: OwnedClient | undefined;
   #ready: Promise<RedisScriptClient> | undefined;
@@ -170,6 +181,14 @@ export class RedisRateLimitStore implements RateLimitStore {
         throw error;
       }
       connected = true;
+      if (typeof url === "string" && await clusterMode(client)) {
+        // One node of a Redis Cluster given as a single URL: a cluster client learns the others.
+        await client.close().catch(() => {});
+        this.#owned = undefined;
+        this.#url = [url];
+        this.#ready = undefined;
+        return await this.#connect();
+      }
       return client;
     })();
   }

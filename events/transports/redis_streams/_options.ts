@@ -13,7 +13,7 @@ export interface KvStreamTransportOptions {
   /**
    * A Redis URL (`redis://host:6379/0`, `rediss://...`): fw creates, connects and closes the client.
    * A list of node URLs means a Redis Cluster (fw creates a node-redis cluster client; one or more
-   * nodes are enough, it learns the others).
+   * nodes are enough, it learns the others); a single URL of a cluster node is noticed too.
    */
   url?: string | readonly string[];
   /**

@@ -69,6 +69,34 @@ Deno.test("kvStreamTransport on a Redis Cluster spreads topics over the masters"
   }
 });
 
+Deno.test("kvStreamTransport given a single node's URL of a cluster runs on the whole cluster", async () => {
+  const topics = Array.from({ length: 4 }, (_, i) => topic(`rc.one${i}`, { n: Int }));
+  const transport = new KvStreamTransport({
+    url: cluster.urls[1],
+    keyPrefix: `fwtest:${run}:one:`,
+  });
+  const bus = new EventBus({
+    transports: { redis: transport },
+    logger: createLogger({ sink: new MemorySink() }),
+  });
+  const seen: string[] = [];
+  try {
+    for (const t of topics) {
+      await bus.add(handler(t).options({ group: "g" }).handle((m) => void seen.push(m.topic)));
+    }
+    await bus.start();
+    for (const t of topics) await getPublisher(t, { bus })({ n: 1 });
+    const end = Date.now() + 10_000;
+    while (seen.length < topics.length && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.deepEqual(seen.sort(), topics.map((t) => t.name));
+  } finally {
+    await bus.stop();
+    await transport.close();
+  }
+});
+
 Deno.test("kvStreamTransport takes a node-redis cluster client of the user's and leaves it open", async () => {
   // The user's own client, as an application creates it (fw imports npm redis in _redis.ts only).
   const { createCluster } = await import("redis");
