@@ -165,8 +165,8 @@ const fwOn =
       return await pacer.publishAll((i) => publish(payloadOf(i)));
     } finally {
       await bus.stop();
-      // The cluster is thrown away after the run; the single Redis is shared.
-      if (where === "single") await dropKeys(o.url, `${prefix}*`);
+      // The private servers are thrown away after the run; the shared Redis is cleaned.
+      if (where === "shared") await dropKeys(o.url, `${prefix}*`);
     }
   };
 

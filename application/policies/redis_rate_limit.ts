@@ -58,8 +58,9 @@ export interface RedisRateLimitStoreOptions {
   /**
    * A Redis URL such as `redis://127.0.0.1:6379`: the store creates and owns a client. A list of
    * node URLs means a Redis Cluster (a node-redis cluster client; each counter is one key, so it
-   * lives on one shard); a single URL of a cluster node is noticed too. On a cluster, a hit that fails because a node went away drops the client
-   * and the next hit creates a new one, which finds the replica that took over.
+   * lives on one shard); a single URL of a cluster node is noticed too. On a cluster, a hit that
+   * fails because a node went away drops the client and the next hit creates a new one, which
+   * finds the replica that took over.
    */
   readonly url?: string | readonly string[];
   /** Prefix of every key (default `fw:ratelimit:`). */
