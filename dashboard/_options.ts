@@ -24,9 +24,16 @@ export interface DashboardOptions {
   readonly path?: string;
   /** The Event Server to show (the `eventServer()` plugin). */
   readonly eventServer?: EventServerSource;
-  /** Where the Schedules view reads schedules. */
+  /**
+   * Where the Schedules view reads schedules (default: the cron schedules of the application's
+   * `events()` plugin, read from their engine when the view is shown).
+   */
   readonly schedules?: ScheduleSource;
-  /** Where the Traces view reads traces (a {@linkcode SpanRing} fed by the tracer). */
+  /**
+   * Where the Traces view reads traces. Default: a {@linkcode SpanRing} of the last 100 traces,
+   * fed by the application's tracer when `telemetry()` comes before the dashboard. A `SpanRing`
+   * given here is fed the same way (to choose its bounds); another source is only read.
+   */
   readonly traces?: TraceSource;
   /** Ms between two live updates of an open page (default 1000). */
   readonly intervalMs?: number;

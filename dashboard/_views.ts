@@ -97,7 +97,8 @@ export interface ViewSources {
   readonly bus: () => EventBus | undefined;
   readonly skipRoutes: string;
   readonly eventServer?: EventServerSource;
-  readonly schedules?: ScheduleSource;
+  /** The given source, or the app's scheduler (`available()` says whether it has one). */
+  readonly schedules?: ScheduleSource & { available?(): boolean };
   readonly traces?: TraceSource;
 }
 
@@ -170,7 +171,8 @@ export function eventServerView(s: ViewSources): EventServerView {
 export async function scheduleView(
   s: ViewSources,
 ): Promise<{ available: boolean; items: readonly ScheduleView[] }> {
-  if (!s.schedules) return { available: false, items: [] };
+  const source = s.schedules;
+  if (!source || (source.available && !source.available())) return { available: false, items: [] };
   return { available: true, items: await s.schedules.schedules() };
 }
 

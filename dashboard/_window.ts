@@ -1,8 +1,8 @@
 /**
  * A sliding window of one-second slots: counts, errors and a log-scale latency histogram, so a
  * route's rate, error rate and p50/p99 over the last minute cost one slot update per request.
- * Every event is counted (the rate is exact); outcomes (errors, durations) of a busy second are
- * sampled: all of its first 100 events, then one in eight.
+ * Every event is counted (the rate is exact); the outcomes (errors, durations) recorded may be a
+ * sample (the request middleware times a sample of the requests of a busy second).
  * Internal.
  *
  * @module
@@ -11,8 +11,6 @@
 /** Smallest latency bucket edge in ms; each bucket is 25% wider than the one before. */
 const BASE_MS = 0.05;
 const GROWTH = Math.log(1.25);
-/** Events of one second that are all observed; past it, one in eight is. */
-export const SAMPLE_FROM = 100;
 /** Buckets: 0.05 ms up to about 65 s; longer durations land in the last one. */
 export const BUCKETS = 64;
 
@@ -95,22 +93,18 @@ export class Window {
   }
 
   /**
-   * Counts one event whose outcome is not known yet, and says whether to record its outcome
-   * with {@linkcode Window.observe}: every one of the first {@linkcode SAMPLE_FROM} of a second,
-   * then one in eight, so a busy route pays for the timing of few requests.
+   * Counts one event whose outcome is recorded apart (with {@linkcode Window.observe}), or not
+   * at all: the dashboard's request middleware times a sample of the requests.
    *
    * @param nowMs Clock time in ms.
-   * @returns Whether to observe it.
    */
-  count(nowMs: number): boolean {
-    const slot = this.#slot(nowMs);
-    const n = ++slot.count;
+  tally(nowMs: number): void {
+    this.#slot(nowMs).count++;
     this.total++;
-    return n <= SAMPLE_FROM || (n & 7) === 0;
   }
 
   /**
-   * Records the outcome of an event counted with {@linkcode Window.count}.
+   * Records the outcome of an event counted with {@linkcode Window.tally}.
    *
    * @param nowMs Clock time in ms.
    * @param error Whether it failed.

@@ -8,7 +8,12 @@
  *   `telemetry()`, whose meter it wraps).
  * - Queues: each transport's `inspect()` (backlog, in flight, retries, oldest age).
  * - Dead letters across every transport: list with a topic filter and pages, redrive, discard.
- * - Event Server, Schedules and Traces, from the sources given in the options.
+ * - Event Server: the `eventServer` given in the options.
+ * - Schedules: the cron schedules of the application's `events()` plugin (or `schedules`).
+ * - Traces: with `telemetry()` before the dashboard, the last traces of this process (a bounded
+ *   {@linkcode SpanRing} fed by a tracer the dashboard puts in front of the app's), each as a
+ *   waterfall (request, publish, wait, each attempt) with the log lines of each span; or the
+ *   `traces` given in the options. Without the dashboard nothing of this is loaded or run.
  *
  * The page reads one Server-Sent Events stream while it is open; with no page open, the
  * dashboard costs one middleware call per request and a counter per event; under load it times
@@ -24,12 +29,16 @@
  * @module
  */
 
-import { endpoint, matchedRoute } from "@fw/application";
+import { endpoint } from "@fw/application";
 import { compileEndpoint } from "@fw/application/compile";
 import { busOf } from "@fw/events";
 import type { AppContext, Plugin } from "@fw/runtime";
 import { apiRoutes, type Start } from "./_api.ts";
 import { Feed } from "./_feed.ts";
+import { type RequestCounter, requestCounter } from "./_requests.ts";
+import { RingTracer } from "./_ring_tracer.ts";
+import { appSchedules } from "./_scheduler_source.ts";
+import { SpanRing, type TraceSource } from "./traces.ts";
 import { StatsMeter } from "./_meter.ts";
 import { type DashboardOptions, resolveOptions } from "./_options.ts";
 import { Stats } from "./_stats.ts";
@@ -86,6 +95,9 @@ export function dashboard(options: DashboardOptions): DashboardPlugin {
   let stats: Stats | undefined;
   let meter: StatsMeter | undefined;
   let feed: Feed | undefined;
+  let tracer: RingTracer | undefined;
+  let requests: RequestCounter | undefined;
+  let traces: TraceSource | undefined = options.traces;
   let base = o.path;
   return {
     name: "dashboard",
@@ -104,41 +116,24 @@ export function dashboard(options: DashboardOptions): DashboardPlugin {
       const s = stats = new Stats(o.windowSeconds);
       const clock = ctx.clock;
       ctx.setMeter(meter = new StatsMeter(ctx.meter, s, clock));
-      const observe = (req: Request, status: number, start: number) => {
-        // counted now: the route was not known when the request went in
-        const w = s.route(matchedRoute(req), req.method);
-        w.count(clock.now());
-        w.observe(clock.now(), status >= 500, performance.now() - start);
-      };
-      ctx.addMiddleware((req, _info, next) => {
-        const start = performance.now();
-        const res = next();
-        // the router has usually matched by now (an async middleware inside may delay it)
-        const route = matchedRoute(req);
-        if (route === undefined) {
-          return res.then((r) => {
-            observe(req, r.status, start);
-            return r;
-          }, (error) => {
-            observe(req, 500, start);
-            throw error;
-          });
-        }
-        const w = s.route(route, req.method);
-        if (!w.count(clock.now())) return res; // counted; its outcome is not sampled
-        return res.then((r) => {
-          w.observe(clock.now(), r.status >= 500, performance.now() - start);
-          return r;
-        }, (error) => {
-          w.observe(clock.now(), true, performance.now() - start);
-          throw error;
-        });
-      });
+      // traces: the app's spans (telemetry()) also go to a ring of the dashboard's own
+      const ring = options.traces === undefined ? new SpanRing() : options.traces;
+      if (ring instanceof SpanRing && ctx.tracer?.enabled && ctx.setTracer) {
+        ctx.setTracer(tracer = new RingTracer(ctx.tracer, ring, () => base));
+        traces = ring;
+      }
+      requests = requestCounter(s, clock);
+      ctx.addMiddleware(requests.middleware);
     },
     warmup(ctx: AppContext) {
       if (ctx.meter !== meter) {
         throw new Error(
           "dashboard() must come after telemetry() in use(): a later plugin replaced the meter the dashboard counts events with",
+        );
+      }
+      if (tracer !== undefined && ctx.tracer !== tracer) {
+        throw new Error(
+          "dashboard() must come after telemetry() in use(): a later plugin replaced the tracer the dashboard keeps traces from",
         );
       }
       base = `${ctx.prefix}${o.path}`;
@@ -149,8 +144,8 @@ export function dashboard(options: DashboardOptions): DashboardPlugin {
         bus: () => busOf(ctx.container),
         skipRoutes: base,
         ...(options.eventServer ? { eventServer: options.eventServer } : {}),
-        ...(options.schedules ? { schedules: options.schedules } : {}),
-        ...(options.traces ? { traces: options.traces } : {}),
+        schedules: options.schedules ?? appSchedules(ctx.container),
+        ...(traces ? { traces } : {}),
       };
       feed = new Feed(sources, { intervalMs: o.intervalMs, queuesEvery: 5 });
       addAssets(ctx, base);
@@ -176,6 +171,7 @@ export function dashboard(options: DashboardOptions): DashboardPlugin {
     },
     stop() {
       feed?.close();
+      requests?.stop();
     },
   };
 }

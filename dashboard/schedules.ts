@@ -1,7 +1,8 @@
 /**
  * What the dashboard's Schedules view reads: any object that lists schedules with their next
- * and last runs. The scheduler of `@fw/events` (cron schedules) provides one; tests and custom
- * job runners can pass their own.
+ * and last runs. By default the dashboard reads the schedules of the application's `events()`
+ * plugin (cron schedules of `@fw/events`); `dashboard({ schedules })` gives another source
+ * (custom job runners, tests).
  *
  * @module
  */
@@ -18,7 +19,9 @@ export interface ScheduleView {
   readonly lastRun?: string;
   /** How the last run ended (`ok`, `failed`, `skipped`...). */
   readonly outcome?: string;
-  /** How long the last run took, in ms. */
+  /** Attempts the last run took. */
+  readonly attempts?: number;
+  /** How long the last run took, in ms (from its planned time to the end of its last attempt). */
   readonly durationMs?: number;
   /** The last run's error, when it failed. */
   readonly error?: string;

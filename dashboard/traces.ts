@@ -29,6 +29,8 @@ export interface FinishedSpan {
   readonly error?: string;
   /** Attributes. */
   readonly attributes?: Readonly<Record<string, unknown>>;
+  /** Log lines written while the span was current. */
+  readonly logs?: readonly SpanLogLine[];
 }
 
 /** A log line attached to a span. */
@@ -39,6 +41,8 @@ export interface SpanLogLine {
   readonly level: string;
   /** The message. */
   readonly message: string;
+  /** Its fields (credentials and `auth.*` removed). */
+  readonly fields?: Readonly<Record<string, unknown>>;
 }
 
 /** One trace in the list. */
@@ -73,6 +77,11 @@ export interface WaterfallSpan {
   readonly offsetMs: number;
   /** Duration, ms. */
   readonly durationMs: number;
+  /**
+   * For a delivery attempt (a consumer span under a kept publish span): how long the message
+   * waited between the end of its publish and this attempt's start, ms (retry back-off included).
+   */
+  readonly waitMs?: number;
   /** Error, when it failed. */
   readonly error?: string;
   /** Attributes (credentials and `auth.*` removed). */
@@ -158,7 +167,14 @@ export class SpanRing implements TraceSource {
   onEnd(span: FinishedSpan): void {
     const k = this.#entry(span.traceId);
     if (k.spans.length < this.#perTrace) {
-      k.spans.push({ ...span, attributes: redact(span.attributes ?? {}) });
+      const { logs, ...rest } = span;
+      k.spans.push({ ...rest, attributes: redact(span.attributes ?? {}) });
+      if (logs !== undefined && logs.length > 0) {
+        const shown = logs.map((l) => l.fields ? { ...l, fields: redact(l.fields) } : l);
+        const list = k.logs.get(span.spanId);
+        if (list) list.unshift(...shown);
+        else k.logs.set(span.spanId, shown);
+      }
     }
   }
 
@@ -171,9 +187,10 @@ export class SpanRing implements TraceSource {
    */
   log(traceId: string, spanId: string, line: SpanLogLine): void {
     const logs = this.#entry(traceId).logs;
+    const kept = line.fields ? { ...line, fields: redact(line.fields) } : line;
     const list = logs.get(spanId);
-    if (list) list.push(line);
-    else logs.set(spanId, [line]);
+    if (list) list.push(kept);
+    else logs.set(spanId, [kept]);
   }
 
   /** The kept traces, newest first. */
@@ -201,7 +218,8 @@ export class SpanRing implements TraceSource {
   trace(traceId: string): WaterfallSpan[] | undefined {
     const k = this.#kept.get(traceId);
     if (k === undefined || k.spans.length === 0) return undefined;
-    const ids = new Set(k.spans.map((s) => s.spanId));
+    const byId = new Map(k.spans.map((s) => [s.spanId, s]));
+    const ids = new Set(byId.keys());
     const children = new Map<string | undefined, FinishedSpan[]>();
     for (const s of k.spans) {
       const parent = s.parentSpanId !== undefined && ids.has(s.parentSpanId)
@@ -216,6 +234,10 @@ export class SpanRing implements TraceSource {
     const walk = (parent: string | undefined, depth: number) => {
       const list = (children.get(parent) ?? []).sort((a, b) => a.startTime - b.startTime);
       for (const s of list) {
+        const from = s.parentSpanId === undefined ? undefined : byId.get(s.parentSpanId);
+        const waitMs = s.kind === "consumer" && from?.kind === "producer"
+          ? Math.max(0, s.startTime - from.endTime)
+          : undefined;
         out.push({
           spanId: s.spanId,
           ...(s.parentSpanId !== undefined ? { parentSpanId: s.parentSpanId } : {}),
@@ -224,6 +246,7 @@ export class SpanRing implements TraceSource {
           kind: s.kind,
           offsetMs: s.startTime - start,
           durationMs: s.endTime - s.startTime,
+          ...(waitMs !== undefined ? { waitMs } : {}),
           ...(s.error !== undefined ? { error: s.error } : {}),
           attributes: { ...s.attributes },
           logs: k.logs.get(s.spanId) ?? [],

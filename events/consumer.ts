@@ -560,7 +560,7 @@ export class Consumer {
     const logger = this.#o.logger;
     const level = outcome === "acked" ? "info" : outcome === "dead-lettered" ? "error" : "warn";
     if (!logger.enabled(level)) return;
-    logger[level]("message handled", {
+    const fields = {
       traceId: d.envelope.traceId,
       // The attempt's span (the line is written after the handler's context ended).
       ...(span !== undefined && span.recording
@@ -575,6 +575,9 @@ export class Consumer {
         handler: this.#o.handlerName,
         ...extra,
       },
-    });
+    };
+    logger[level]("message handled", fields);
+    // a span that keeps log lines (the dashboard's) gets this one too, written after its context
+    span?.log?.({ level, message: "message handled", fields, time: this.#clock.now() });
   }
 }

@@ -29,7 +29,7 @@ import { isHandlerDefinition } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { isScheduleDefinition } from "./schedule/schedule.ts";
 import type { ScheduleDefinition } from "./schedule/schedule_types.ts";
-import { Scheduler } from "./schedule/scheduler.ts";
+import { attachScheduler, Scheduler } from "./schedule/scheduler.ts";
 import { type LocalBroker, serveLocalBroker } from "./transports/http_broker/local_broker.ts";
 import { MemoryBroker } from "./transports/memory_broker.ts";
 import { activateBus, attachBus } from "./publisher.ts";
@@ -342,9 +342,11 @@ export function events(options: EventsOptions = {}): EventsPlugin {
       await scheduler?.start();
       const undoActive = activateBus(bus!);
       const detach = attachBus(ctx.container, bus!);
+      const detachScheduler = scheduler && attachScheduler(ctx.container, scheduler);
       deactivate = () => {
         undoActive();
         detach();
+        detachScheduler?.();
       };
     },
     async stop() {

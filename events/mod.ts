@@ -138,7 +138,12 @@ export type {
   ScheduleOptions,
   ScheduleRun,
 } from "./schedule/schedule_types.ts";
-export { Scheduler, type SchedulerOptions } from "./schedule/scheduler.ts";
+export {
+  Scheduler,
+  schedulerOf,
+  type SchedulerOptions,
+  type ScheduleStatus,
+} from "./schedule/scheduler.ts";
 export {
   type LastRun,
   MemoryScheduleStore,

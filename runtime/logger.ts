@@ -7,7 +7,7 @@
  *
  * A record written inside a traced request or handler (a span in the async context, see
  * `currentSpan` in `tracer.ts`) gets the fields `trace_id` and `span_id`, so a log backend can
- * link the line to its trace.
+ * link the line to its trace; a span that keeps log lines (`Span.log`) gets the record too.
  *
  * @module
  */
@@ -140,7 +140,9 @@ class StructuredLogger implements Logger {
       merged.trace_id = span.context.traceId;
       merged.span_id = span.context.spanId;
     }
-    this.sink.write({ level, message, fields: merged, time: this.clock() });
+    const record = { level, message, fields: merged, time: this.clock() };
+    this.sink.write(record);
+    span?.log?.(record);
   }
   debug(message: string, fields?: Record<string, unknown>): void {
     this.#write("debug", message, fields);

@@ -192,6 +192,7 @@ export {
   type SpanAttributeValue,
   type SpanContext,
   type SpanKind,
+  type SpanLogRecord,
   type StartSpanOptions,
   type Tracer,
 } from "./tracer.ts";

@@ -52,6 +52,18 @@ export interface StartSpanOptions {
   readonly links?: readonly SpanContext[];
 }
 
+/** A log line written while a span was current, as the logger hands it to {@linkcode Span.log}. */
+export interface SpanLogRecord {
+  /** Level name. */
+  readonly level: string;
+  /** The message. */
+  readonly message: string;
+  /** The record's fields. */
+  readonly fields: Readonly<Record<string, unknown>>;
+  /** Milliseconds since the epoch. */
+  readonly time: number;
+}
+
 /** One span. Every method is a no-op on a span that is not recording. */
 export interface Span {
   /** The span's identity (also for an unsampled span, so its decision travels on). */
@@ -70,6 +82,11 @@ export interface Span {
   updateName(name: string): void;
   /** Ends the span; later calls are ignored. */
   end(): void;
+  /**
+   * Takes each log line the application's logger writes while this span is current, for spans
+   * that keep them (the operations dashboard's do); most spans leave it out.
+   */
+  log?(record: SpanLogRecord): void;
 }
 
 /** Starts spans. */

@@ -1,7 +1,9 @@
 /**
  * The NATS row of `deno task bench:events`: `cloudPubSubTransport` over `natsJetStreamClient` on
  * the NATS server at 127.0.0.1:4222 (file storage), one fresh stream per run, deleted after it;
- * and its peer row `nats-raw`, the same messages straight on the NATS client.
+ * its peer row `nats-raw`, the same messages straight on the NATS client; and `nats-r1` beside
+ * `nats-r3`, the same transport on a private single server and on a private three-node cluster
+ * with three replicas per stream.
  *
  * This file imports the NATS packages for the peer row (the root `deno.json` maps them, as
  * bench-only imports; `@fw/events` itself imports them only in `nats_jetstream.ts`).
@@ -14,7 +16,12 @@ import { connect, headers } from "@nats-io/transport-node";
 import type { Transport } from "@fw/events";
 import { cloudPubSubTransport } from "@fw/events/cloud";
 import { NatsJetStreamClient } from "@fw/events/cloud-nats";
-import { NATS_ADDRESS, natsReachable } from "../events/transports/cloud/testdata/nats_server.ts";
+import {
+  NATS_ADDRESS,
+  natsReachable,
+  PrivateNatsServer,
+} from "../events/transports/cloud/testdata/nats_server.ts";
+import { hasNatsServer, NatsCluster } from "../events/transports/cloud/testdata/nats_cluster.ts";
 
 /**
  * A factory of NATS transports for the benchmark, or `undefined` (with the reason printed) when
@@ -25,28 +32,68 @@ export async function natsBenchTransport(): Promise<(() => Promise<Transport>) |
     console.error(`nats skipped: no NATS server answers on ${NATS_ADDRESS}`);
     return undefined;
   }
-  return () => {
-    const stream = `BENCH_${crypto.randomUUID().slice(0, 8)}`;
-    const client = new NatsJetStreamClient({
-      servers: NATS_ADDRESS,
-      stream,
-      subjectPrefix: stream.toLowerCase(),
-    });
-    const inner = cloudPubSubTransport({ client, closeClient: false });
-    const transport: Transport = {
-      name: inner.name,
-      capabilities: inner.capabilities,
-      deadLetters: inner.deadLetters,
-      publish: (e, o) => inner.publish(e, o),
-      subscribe: (spec, listener) => inner.subscribe(spec, listener),
-      deadLetter: (e) => inner.deadLetter(e),
-      close: async () => {
-        await inner.close();
-        await client.deleteStream();
-        await client.close();
-      },
-    };
-    return Promise.resolve(transport);
+  return () => Promise.resolve(benchTransport([NATS_ADDRESS], 1));
+}
+
+/** A transport on a fresh stream of its own, removed when the transport closes. */
+function benchTransport(servers: string[], replicas: number): Transport {
+  const stream = `BENCH_${crypto.randomUUID().slice(0, 8)}`;
+  const client = new NatsJetStreamClient({
+    servers,
+    stream,
+    subjectPrefix: stream.toLowerCase(),
+    replicas,
+  });
+  const inner = cloudPubSubTransport({ client, closeClient: false });
+  const transport: Transport = {
+    name: inner.name,
+    capabilities: inner.capabilities,
+    deadLetters: inner.deadLetters,
+    publish: (e, o) => inner.publish(e, o),
+    subscribe: (spec, listener) => inner.subscribe(spec, listener),
+    deadLetter: (e) => inner.deadLetter(e),
+    close: async () => {
+      await inner.close();
+      await client.deleteStream();
+      await client.close();
+    },
+  };
+  return transport;
+}
+
+/** The `nats-r1` and `nats-r3` rows: a private server, a private cluster and their transports. */
+export interface NatsClusterBench {
+  /** A transport on a fresh stream on the private single server. */
+  single: () => Promise<Transport>;
+  /** A transport on a fresh stream with three replicas on the cluster. */
+  cluster: () => Promise<Transport>;
+  /** Stops the server and the cluster. */
+  close: () => Promise<void>;
+}
+
+/**
+ * The `nats-r1` and `nats-r3` rows: the same transport on a single `nats-server -js` and on a
+ * three-node JetStream cluster, both the benchmark's own (free ports, file storage in temporary
+ * directories, so no other user of the shared server skews the pair), every cluster stream with
+ * three replicas and the client given all three nodes. `undefined` (with the reason printed) when
+ * no `nats-server` binary is on the PATH.
+ */
+export async function natsClusterBench(): Promise<NatsClusterBench | undefined> {
+  if (!(await hasNatsServer())) {
+    console.error("nats-r1 and nats-r3 skipped: no nats-server binary on PATH");
+    return undefined;
+  }
+  const server = new PrivateNatsServer();
+  const cluster = new NatsCluster();
+  await server.start();
+  await cluster.start();
+  return {
+    single: () => Promise.resolve(benchTransport([server.address], 1)),
+    cluster: () => Promise.resolve(benchTransport(cluster.servers, 3)),
+    close: async () => {
+      await cluster.close();
+      await server.close();
+    },
   };
 }
 

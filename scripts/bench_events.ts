@@ -16,13 +16,17 @@
  * - `nats`: the same over `@fw/events/cloud` with the NATS JetStream client on 127.0.0.1:4222
  *   (`--nats-messages`, 10,000; skipped with the reason when no NATS answers; `_bench_nats.ts`),
  *   beside `nats-raw`, the same messages straight on the NATS client (its peer; the handler
- *   concurrency does not apply to it).
+ *   concurrency does not apply to it); `nats-r1` and `nats-r3`, the same as `nats` on a single
+ *   server and on a three-node cluster that the benchmark starts itself (`nats-server` on free
+ *   ports; every cluster stream with three replicas), and a table of the cluster's median rate
+ *   beside the single server's with the per-round ratios.
  *
  * Publishers keep at most `--window` (1,000) messages published but not yet handled, so the run
  * measures a steady state rather than a backlog growing in memory.
  *
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
- * `--nats-messages <n>`, `--only bare,memory,memory-traced,denokv,nats,sql`, `--traced` (only
+ * `--nats-messages <n>`, `--only bare,memory,memory-traced,denokv,nats,nats-r3,sql` (`nats` runs
+ * `nats-raw`, `nats`, `nats-r1` and `nats-r3`; `nats-r3` the last two), `--traced` (only
  * `memory` and `memory-traced`: every publish and delivery traced with an always-on sampler and
  * a batching exporter, `_bench_tracing.ts`; the table adds the median msg/s of both and their
  * per-round ratios).
@@ -50,7 +54,7 @@
 
 import { compile, createLogger, Int, MinLength, type Tracer, Uuid } from "@fw/runtime";
 import { EventBus, getPublisher, handler, MemoryBroker, topic, type Transport } from "@fw/events";
-import { natsBenchTransport, runRawNats } from "./_bench_nats.ts";
+import { natsBenchTransport, natsClusterBench, runRawNats } from "./_bench_nats.ts";
 import { benchTracer, benchTracerProvider, sdkMessageSpans } from "./_bench_tracing.ts";
 
 const args = Object.fromEntries(
@@ -248,6 +252,17 @@ if (!only || only.has("nats")) {
     systems.push(["nats", NATS_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
   }
 }
+const natsCluster = !only || only.has("nats") || only.has("nats-r3")
+  ? await natsClusterBench()
+  : undefined;
+if (natsCluster) {
+  systems.push(["nats-r1", NATS_MESSAGES, async (c, n) => runFw(await natsCluster.single(), n, c)]);
+  systems.push([
+    "nats-r3",
+    NATS_MESSAGES,
+    async (c, n) => runFw(await natsCluster.cluster(), n, c),
+  ]);
+}
 
 const best = new Map<string, Result>();
 const rates = new Map<string, number[]>();
@@ -277,6 +292,25 @@ for (const concurrency of systems.length ? [1, 100] : []) {
       `${name.padEnd(9)} ${String(concurrency).padStart(11)} ${fmt(r.rate).padStart(12)} ${
         r.p50.toFixed(2).padStart(8)
       } ${r.p99.toFixed(2).padStart(8)}   ${ratio}   (${n.toLocaleString("en")} messages)`,
+    );
+  }
+}
+
+await natsCluster?.close();
+if (rates.has("nats-r1@1") && rates.has("nats-r3@1")) {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  console.log(
+    "\nNATS JetStream: a private 3-node cluster with 3 replicas (nats-r3) beside a private single server (nats-r1)",
+  );
+  console.log("| concurrency | nats-r1 msg/s | nats-r3 msg/s | r3/r1 | per round |");
+  console.log("| ---: | ---: | ---: | ---: | --- |");
+  for (const concurrency of [1, 100]) {
+    const one = rates.get(`nats-r1@${concurrency}`)!;
+    const r3 = rates.get(`nats-r3@${concurrency}`)!;
+    console.log(
+      `| ${concurrency} | ${fmt(median(one))} | ${fmt(median(r3))} | ${
+        (median(r3) / median(one)).toFixed(2)
+      } | ${r3.map((x, i) => (x / one[i]).toFixed(2)).join(" ")} |`,
     );
   }
 }

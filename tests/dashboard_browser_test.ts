@@ -2,8 +2,10 @@
  * The operations dashboard on the shop example in headless Chromium, on Deno KV and on Redis
  * Streams: the page asks for a token, goes live over its one SSE stream, orders whose payment
  * keeps failing appear as dead letters, a redrive from the page sends them to the payments
- * handler (which now succeeds), and the page shows the list empty and the success count up; one
- * more is discarded from the page after its confirmation.
+ * handler (which now succeeds), and the page shows the list empty and the success count up; the
+ * Schedules view shows the stock report's last run, the Traces view a POST /orders trace with its
+ * publish and each attempt of the payments handler, with their log lines; one more is discarded
+ * from the page after its confirmation.
  *
  * With `FW_DASHBOARD_SCREENSHOTS=1` the views are saved as PNG files under `docs/` (the ones the
  * guide shows).
@@ -15,6 +17,8 @@ import { dropRedisPrefix, openDashboard, shoot } from "./_dashboard_page.ts";
 import { post, type RunningShop, startShop } from "./_shop.ts";
 
 const REDIS = "redis://127.0.0.1:6379";
+/** The stock report runs every 2 s in these tests (every 15 minutes by default). */
+const REPORT_CRON = "*/2 * * * * *";
 
 const handlerCell = (cls: string) =>
   `Number(document.querySelector('#handlers tr[data-topic="shop.orders.placed"] .${cls}')?.textContent ?? -1)`;
@@ -75,6 +79,48 @@ async function failAndRedrive(shop: RunningShop, engine: string, screenshots: bo
     );
     if (screenshots) await shoot(page, "queues");
     assert.equal(await page.evaluate("document.querySelectorAll('#queues .error').length"), 0);
+
+    // the stock report (every 2 s here) has run: its row shows a last run that went well
+    await page.evaluate("location.hash = '#schedules'");
+    const report = `document.querySelector('#schedules tr[data-schedule="stock-report"]')`;
+    await page.waitFor(
+      `${report}?.querySelector('.last-run').textContent !== 'never' && ${report}?.querySelector('.outcome').textContent === 'ok'`,
+      `a finished run of the stock report (${engine})`,
+    );
+    assert.match(await page.evaluate<string>(`${report}.textContent`), /\*\/2 \* \* \* \* \*/);
+    if (screenshots) await shoot(page, "schedules");
+
+    // a POST /orders trace: the request, its publish, and each attempt of the payments handler
+    await page.evaluate("location.hash = '#traces'");
+    const orderTrace =
+      "[...document.querySelectorAll('#traces a')].find((a) => a.textContent === 'POST /orders')";
+    await page.waitFor(`${orderTrace} !== undefined`, `a POST /orders trace (${engine})`);
+    await page.evaluate(`${orderTrace}.click()`);
+    const names =
+      "[...document.querySelectorAll('#waterfall .bar-name')].map((n) => n.textContent.trim())";
+    await page.waitFor(
+      `${names}.some((n) => n.startsWith('shop.orders.placed process #4'))`,
+      `the waterfall with the last attempt (${engine})`,
+    );
+    const spans = await page.evaluate<string[]>(names);
+    assert.equal(spans[0], "POST /orders");
+    assert.equal(spans[1], "shop.orders.placed publish");
+    assert.deepEqual(
+      spans.filter((n) => n.startsWith("shop.orders.placed process")).slice(0, 4),
+      [1, 2, 3, 4].map((n) => `shop.orders.placed process #${n} (Payment provider unavailable)`),
+    );
+    const waterfall = await page.evaluate<string>(
+      "document.getElementById('waterfall').textContent",
+    );
+    assert.match(waterfall, /waited/);
+    assert.match(
+      waterfall,
+      /warn message handled attempt=1 outcome=retry .*error=Payment provider unavailable/,
+    );
+    if (screenshots) {
+      await page.evaluate("document.getElementById('waterfall').scrollIntoView()");
+      await shoot(page, "traces");
+    }
     assert.equal(await ackedPayments(shop, 2), 2);
     for (const id of orders) {
       const order = await (await fetch(`${shop.url}/orders/${id}`)).json();
@@ -119,7 +165,7 @@ async function failAndRedrive(shop: RunningShop, engine: string, screenshots: bo
 Deno.test({
   name: "dashboard in headless chromium on the shop (Deno KV): dead letters redriven from the page",
   async fn() {
-    const shop = await startShop();
+    const shop = await startShop({ reportCron: REPORT_CRON });
     try {
       await failAndRedrive(shop, "Deno KV", true);
     } finally {
@@ -133,7 +179,7 @@ Deno.test({
     "dashboard in headless chromium on the shop (Redis Streams): dead letters redriven from the page",
   async fn() {
     const prefix = `fwtest:shop-dash:${crypto.randomUUID().slice(0, 8)}:`;
-    const shop = await startShop({ redisUrl: REDIS, redisPrefix: prefix });
+    const shop = await startShop({ redisUrl: REDIS, redisPrefix: prefix, reportCron: REPORT_CRON });
     try {
       await failAndRedrive(shop, "Redis", false);
     } finally {

@@ -2,7 +2,8 @@
  * The dashboard's Event Server, Schedules and Traces views: the JSON API on a real Event Server
  * with an open SSE subscriber, a schedule source and a span ring fed the spans of one request
  * (request -> publish -> two attempts with their log lines); then the three views in headless
- * Chromium (saved under docs/ with `FW_DASHBOARD_SCREENSHOTS=1`).
+ * Chromium (the Event Server view saved under docs/ with `FW_DASHBOARD_SCREENSHOTS=1`; the
+ * Schedules and Traces screenshots come from the shop, tests/dashboard_browser_test.ts).
  */
 
 import assert from "node:assert/strict";
@@ -152,7 +153,6 @@ Deno.test("dashboard views: Event Server subscriptions, schedules and a trace's 
         "document.querySelectorAll('#schedules tbody tr').length === 2",
         "the schedules",
       );
-      await shoot(page, "schedules");
       await page.evaluate("location.hash = '#traces'");
       await page.waitFor("document.querySelector('#traces a')", "the trace list");
       await page.evaluate("document.querySelector('#traces a').click()");
@@ -164,7 +164,6 @@ Deno.test("dashboard views: Event Server subscriptions, schedules and a trace's 
         await page.evaluate<string>("document.getElementById('waterfall').textContent"),
         /order paid/,
       );
-      await shoot(page, "traces");
     } finally {
       await browser.close();
     }

@@ -83,11 +83,11 @@ function endSpan(span: Span, req: Request, status: number, error?: unknown): voi
 /**
  * The telemetry middleware.
  *
- * @param t Metrics, tracer and options.
+ * @param t Metrics, tracer and options (its `tracer` is read on each request).
  * @returns The middleware.
  */
 export function httpMiddleware(t: HttpTelemetry): Middleware {
-  const { metrics, tracer, enduser } = t;
+  const { metrics, enduser } = t;
   const record = (req: Request, status: number, start: number) => {
     if (metrics === undefined) return;
     const route = matchedRoutes.get(req);
@@ -101,6 +101,7 @@ export function httpMiddleware(t: HttpTelemetry): Middleware {
   };
   return (req, _info, next) => {
     const start = metrics === undefined ? 0 : performance.now();
+    const tracer = t.tracer; // read per request: set again at warmup
     const span = tracer === undefined ? undefined : startSpan(tracer, req, enduser);
     return next().then((res) => {
       record(req, res.status, start);

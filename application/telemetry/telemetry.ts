@@ -26,6 +26,7 @@
  */
 
 import type { AppContext, Plugin } from "@fw/runtime";
+import type { HttpTelemetry } from "./_http.ts";
 import type { TelemetryMeter, TelemetryMeterProvider } from "./_meter.ts";
 
 export type { TelemetryMeter, TelemetryMeterProvider };
@@ -96,8 +97,14 @@ export function telemetry(options: TelemetryOptions = {}): Plugin {
       'Invalid telemetry() option "tracerProvider": expected an OpenTelemetry TracerProvider',
     );
   }
+  // The middleware's tracer: the one set here, or what a later plugin put in front of it
+  // (the operations dashboard keeps spans that way), read once at warmup.
+  const http: { -readonly [K in keyof HttpTelemetry]: HttpTelemetry[K] } = { enduser: false };
   return {
     name: "telemetry",
+    warmup(ctx: AppContext) {
+      if (http.tracer !== undefined && ctx.tracer?.enabled) http.tracer = ctx.tracer;
+    },
     async setup(ctx: AppContext) {
       const [otel, { OtelMeterAdapter }, { httpMiddleware }] = await Promise.all([
         import("./_otel.ts"),
@@ -122,11 +129,10 @@ export function telemetry(options: TelemetryOptions = {}): Plugin {
         }),
       };
       if (metrics === undefined && tracer === undefined) return;
-      ctx.addMiddleware(httpMiddleware({
-        ...(metrics ? { metrics } : {}),
-        ...(tracer ? { tracer } : {}),
-        enduser: options.enduser === true,
-      }));
+      if (metrics) http.metrics = metrics;
+      if (tracer) http.tracer = tracer;
+      http.enduser = options.enduser === true;
+      ctx.addMiddleware(httpMiddleware(http));
     },
   };
 }

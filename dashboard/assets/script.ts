@@ -181,15 +181,24 @@ function renderEventServer(es) {
 }
 
 function renderSchedules(s) {
-  if (!s.available) { $("#schedules").replaceChildren(el("p", { class: "empty" }, "No schedule source is given to the dashboard.")); return; }
-  $("#schedules").replaceChildren(table(["Schedule", "Every", "Next run", "Last run", "Outcome", "Duration", "Running"], s.items.map((x) => el("tr", {}, td(x.name), td(x.every), td(x.next ? new Date(x.next).toLocaleString() : ""), td(x.lastRun ? new Date(x.lastRun).toLocaleString() : ""), td(x.outcome + (x.error ? ": " + x.error : ""), x.outcome === "failed" ? "bad" : ""), td(x.durationMs === undefined ? "" : num(x.durationMs) + " ms", "num"), td(x.running, "num")))));
+  if (!s.available) { $("#schedules").replaceChildren(el("p", { class: "empty" }, "This application has no schedules.")); return; }
+  $("#schedules").replaceChildren(table(["Schedule", "Every", "Next run", "Last run", "Outcome", "Attempts", "Duration", "Running"], s.items.map((x) => el("tr", { "data-schedule": x.name }, td(x.name), td(x.every), td(x.next ? new Date(x.next).toLocaleString() : "", "next"), td(x.lastRun ? new Date(x.lastRun).toLocaleString() : "never", "last-run"), td((x.outcome || "") + (x.error ? ": " + x.error : ""), x.outcome === "failed" ? "outcome bad" : "outcome"), td(x.attempts, "num"), td(x.durationMs === undefined ? "" : num(x.durationMs) + " ms", "num"), td(x.running, "num")))));
 }
 
 let openTrace = null;
 function renderTraces(t) {
-  if (!t.available) { $("#traces").replaceChildren(el("p", { class: "empty" }, "No span ring is given to the dashboard.")); return; }
+  if (!t.available) { $("#traces").replaceChildren(el("p", { class: "empty" }, "No traces: add telemetry() before dashboard() in use() to keep the last traces here.")); return; }
   $("#traces").replaceChildren(table(["Trace", "Start", "Duration", "Spans"], t.items.map((x) => el("tr", {}, td(el("a", { href: "#traces", onclick: () => loadTrace(x.traceId) }, x.name), x.error ? "bad" : ""), td(new Date(x.start).toLocaleTimeString()), td(num(x.durationMs, 1) + " ms", "num"), td(x.spans, "num")))));
   if (openTrace) loadTrace(openTrace);
+}
+
+// a log line as "level message key=value ...", nested fields flattened, ids the span shows left out
+const SAME = new Set(["traceId", "topic", "messageId", "handler"]);
+function logLine(l) {
+  const parts = [l.level, l.message];
+  const add = (fields) => { for (const [k, v] of Object.entries(fields || {})) { if (SAME.has(k)) continue; if (v && typeof v === "object" && !Array.isArray(v)) add(v); else parts.push(k + "=" + (typeof v === "string" ? v : JSON.stringify(v))); } };
+  add(l.fields);
+  return parts.join(" ");
 }
 
 async function loadTrace(id) {
@@ -201,9 +210,19 @@ async function loadTrace(id) {
   for (const s of spans) {
     const bar = el("div", { class: s.error ? "bar failed" : "bar" });
     bar.style.left = (100 * s.offsetMs / total) + "%"; bar.style.width = (100 * s.durationMs / total) + "%";
-    const name = el("div", { class: "bar-name", title: JSON.stringify(s.attributes) }, "\u00a0".repeat(s.depth * 3) + s.name);
-    rows.push(el("div", { class: "bar-row" }, name, el("div", { class: "bar-track" }, bar), el("span", { class: "num" }, num(s.durationMs, 1) + " ms")));
-    if (s.logs.length) rows.push(el("pre", { class: "logs" }, s.logs.map((l) => l.level + " " + l.message).join("\n")));
+    const track = el("div", { class: "bar-track" });
+    if (s.waitMs !== undefined) {
+      const wait = el("div", { class: "bar wait", title: "waited " + num(s.waitMs, 1) + " ms" });
+      wait.style.left = (100 * (s.offsetMs - s.waitMs) / total) + "%"; wait.style.width = (100 * s.waitMs / total) + "%";
+      track.append(wait);
+    }
+    track.append(bar);
+    const attempt = s.attributes["fw.events.attempt"];
+    const label = s.name + (attempt !== undefined ? " #" + attempt : "") + (s.error ? " (" + s.error + ")" : "");
+    const name = el("div", { class: "bar-name", title: JSON.stringify(s.attributes), "data-kind": s.kind }, "\u00a0".repeat(s.depth * 3) + label);
+    const time = num(s.durationMs, 1) + " ms" + (s.waitMs !== undefined ? " (waited " + num(s.waitMs, 1) + " ms)" : "");
+    rows.push(el("div", { class: "bar-row" }, name, track, el("span", { class: "num" }, time)));
+    if (s.logs.length) rows.push(el("pre", { class: "logs" }, s.logs.map(logLine).join("\n")));
   }
   $("#waterfall").replaceChildren(...rows);
 }

@@ -35,6 +35,7 @@ button.danger { border-color: #b42318; color: #b42318; }
 .bar-track { position: relative; flex: 1; height: 14px; background: #eef1f5; }
 .bar { position: absolute; height: 14px; background: #5fa8ff; min-width: 2px; }
 .bar.failed { background: #d9534f; }
+.bar.wait { background: repeating-linear-gradient(90deg, #c7cdd6 0 4px, transparent 4px 7px); }
 .logs { margin: 0 0 .3rem 22.5rem; font: 12px monospace; color: #374151; }
 #login { background: #fff; padding: 1rem; max-width: 30rem; }
 #login input { width: 100%; margin: .4rem 0; }

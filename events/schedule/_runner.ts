@@ -48,6 +48,22 @@ export interface RunnerServices {
 /** How one tick or attempt ended, in the log line. */
 export type ScheduleOutcome = "ok" | "retry" | "failed" | "skipped";
 
+/** A schedule's state as this instance sees it (see `Scheduler.status()`). */
+export interface RunnerStatus {
+  /** The shared record, when the engine has one. */
+  readonly record?: ScheduleRecord;
+  /** The next tick after now (ms), if there is one. */
+  readonly next?: number;
+  /** Attempts running on this instance now. */
+  readonly runningHere: number;
+  /** The error of the last attempt that failed on this instance. */
+  readonly lastError?: {
+    readonly tick: number;
+    readonly attempt: number;
+    readonly message: string;
+  };
+}
+
 /** The longest a timer is set for; a far tick is reached through several (timers overflow). */
 const MAX_TIMER_MS = 6 * 3600_000;
 /** Wait before trying again after the engine failed. */
@@ -71,6 +87,7 @@ export class ScheduleRunner {
   #stopped = true;
   #waking: Promise<void> | undefined;
   #again = false;
+  #lastError: RunnerStatus["lastError"];
 
   /**
    * @param def The schedule.
@@ -100,6 +117,18 @@ export class ScheduleRunner {
     const now = this.#s.clock.now();
     this.#cursor = now;
     await this.#wake(this.#def.options.catchUp === "latest");
+  }
+
+  /** The stored record, the next tick and this instance's runs (one read of the engine). */
+  async status(): Promise<RunnerStatus> {
+    const stored = await this.#s.store.read(this.#def.name);
+    const next = this.#cron.next(Math.max(this.#cursor, this.#s.clock.now()));
+    return {
+      ...(stored ? { record: stored.record } : {}),
+      ...(next !== undefined ? { next } : {}),
+      runningHere: this.#running.size,
+      ...(this.#lastError ? { lastError: this.#lastError } : {}),
+    };
   }
 
   /** Stops the timer and waits for this instance's runs to finish and be recorded. */
@@ -276,6 +305,7 @@ export class ScheduleRunner {
     let outcome: AttemptOutcome = { ok: true };
     let delay: number | undefined;
     if (error) {
+      this.#lastError = { tick: run.tick, attempt: run.attempt, message: error.message };
       this.#m.failure.add(1);
       if (run.attempt <= o.maxRetries) {
         delay = retryDelay(run.attempt, o.maxBackoff, o.jitter, this.#s.random);

@@ -10,7 +10,7 @@ import type { EventBusOptions } from "../event_bus.ts";
 import type { Transport } from "../transport.ts";
 import { ScheduleRunner } from "./_runner.ts";
 import type { ScheduleDefinition } from "./schedule_types.ts";
-import type { ScheduleStore } from "./store.ts";
+import type { ScheduleRecord, ScheduleStore } from "./store.ts";
 
 /**
  * Options of {@linkcode Scheduler}: the bus's transports and services. A schedule keeps its state
@@ -29,7 +29,69 @@ export type SchedulerOptions = Pick<
   | "tracer"
 >;
 
+/** One schedule's state, as {@linkcode Scheduler.status} reports it. */
+export interface ScheduleStatus {
+  /** The schedule's name. */
+  readonly name: string;
+  /** Its cron expression. */
+  readonly cron: string;
+  /** The time zone the expression is read in. */
+  readonly timezone: string;
+  /** The transport whose engine keeps its state. */
+  readonly transport: string;
+  /** The next tick (ms since the epoch), once the scheduler runs. */
+  readonly next?: number;
+  /**
+   * The shared record (latest tick, runs in progress on any instance, the last finished run),
+   * once one was written.
+   */
+  readonly record?: ScheduleRecord;
+  /** Attempts running on this instance now. */
+  readonly runningHere: number;
+  /** The error of the latest attempt that failed on this instance (tick, attempt, message). */
+  readonly lastError?: {
+    readonly tick: number;
+    readonly attempt: number;
+    readonly message: string;
+  };
+}
+
 let schedulers = 0;
+const attached = new WeakMap<object, Scheduler>();
+
+/**
+ * The scheduler of the application that owns `container`, while its `events()` plugin runs and
+ * has schedules (the operations dashboard reads it).
+ *
+ * @param container The application's DI container.
+ * @returns The scheduler, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Container } from "@fw/runtime";
+ * import { schedulerOf } from "@fw/events";
+ * assert.equal(schedulerOf(new Container()), undefined);
+ * ```
+ */
+export function schedulerOf(container: object): Scheduler | undefined {
+  return attached.get(container);
+}
+
+/**
+ * Makes `scheduler` the one {@linkcode schedulerOf} answers for `container`. Internal to the
+ * `events()` plugin.
+ *
+ * @param container The application's DI container.
+ * @param scheduler The scheduler.
+ * @returns A function that undoes it.
+ */
+export function attachScheduler(container: object, scheduler: Scheduler): () => void {
+  attached.set(container, scheduler);
+  return () => {
+    if (attached.get(container) === scheduler) attached.delete(container);
+  };
+}
 
 /**
  * Runs schedules: each tick of each schedule once across every instance that shares its
@@ -172,6 +234,26 @@ export class Scheduler {
       this.#runners.push(runner);
       await runner.start();
     }
+  }
+
+  /**
+   * Each schedule's state: its stored record (read from its engine now), its next tick and this
+   * instance's part in it, in the order the schedules were added. Before
+   * {@linkcode Scheduler.start} only the definitions are known.
+   *
+   * @returns One entry per schedule.
+   */
+  async status(): Promise<ScheduleStatus[]> {
+    return await Promise.all(this.#defs.map(async ({ def, transport }, i) => {
+      const base = {
+        name: def.name,
+        cron: def.options.cron,
+        timezone: def.options.timezone,
+        transport,
+      };
+      const runner = this.#runners[i];
+      return runner ? { ...base, ...await runner.status() } : { ...base, runningHere: 0 };
+    }));
   }
 
   /** Stops the timers and waits for the runs of this instance to finish and be recorded. */

@@ -496,3 +496,44 @@ Deno.test("a run whose outcome could not be written before its lease ended runs 
   assert.deepEqual(stored?.record.runs, []);
   assert.equal(stored?.record.last?.outcome, "ok");
 });
+
+Deno.test("Scheduler.status() reports each schedule's next tick, last finished run, runs in progress and its last error here", async () => {
+  const r = rig();
+  let fail = true;
+  const s = new Scheduler({ transports: { memory: r.broker }, clock: r.clock, logger: r.logger });
+  s.add(
+    schedule("flaky").options({ cron: "*/10 * * * * *", maxRetries: 1, jitter: 0 }).handle(() => {
+      if (fail) throw new Error("database locked");
+    }),
+  );
+  const before = await s.status();
+  assert.deepEqual(before, [{
+    name: "flaky",
+    cron: "*/10 * * * * *",
+    timezone: "UTC",
+    transport: "memory",
+    runningHere: 0,
+  }]);
+  await s.start();
+  await r.clock.advance(10_000); // attempt 1 fails: its retry is due in 1 s
+  let [st] = await s.status();
+  assert.equal(st.next, T0 + 20_000);
+  assert.equal(st.record?.runs.length, 1); // waiting for its retry
+  assert.equal(st.record?.last, undefined);
+  await r.clock.advance(1_000); // attempt 2 fails too: the run failed
+  [st] = await s.status();
+  assert.deepEqual(st.record?.last, {
+    tick: T0 + 10_000,
+    outcome: "failed",
+    attempts: 2,
+    at: T0 + 11_000,
+  });
+  assert.deepEqual(st.lastError, { tick: T0 + 10_000, attempt: 2, message: "database locked" });
+  assert.equal(st.record?.runs.length, 0);
+  fail = false;
+  await r.clock.advance(9_000);
+  [st] = await s.status();
+  assert.deepEqual([st.record?.last?.tick, st.record?.last?.outcome], [T0 + 20_000, "ok"]);
+  assert.equal(st.next, T0 + 30_000);
+  await s.stop();
+});

@@ -44,6 +44,14 @@ export const NATS_DELAY_PENDING = 1_000_000;
 const MOVER = "fw_delay_mover";
 
 /**
+ * How long one pull request of a consuming loop waits, in ms. The server sends idle heartbeats
+ * every half of it; after two missed ones (a node that led the consumer died, a connection that
+ * moved to another node) the client checks the consumer and pulls again. The client's default
+ * (30 s) left a consumer idle for up to a minute after a cluster lost its leader.
+ */
+export const NATS_PULL_EXPIRES_MS = 5_000;
+
+/**
  * How long the server waits before it hands a message held by a mover that died (before it NAKed
  * or moved it) to another: short, since a live mover answers each look at once.
  */
@@ -200,6 +208,7 @@ export class DelayMover {
     const consumer = await this.#js.consumers.get(stream, MOVER);
     this.#messages = await consumer.consume({
       max_messages: 1000,
+      expires: NATS_PULL_EXPIRES_MS,
       callback: (m) => void this.#look(m),
     });
   }

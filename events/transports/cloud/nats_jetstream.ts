@@ -13,8 +13,14 @@
  *   consumer's delivery count is the attempt. While a message is being handled, the client tells
  *   the server it is still working on it every third of `ackWaitMs`, so slow handlers are not
  *   redelivered early.
- * - A publish carries `Nats-Msg-Id`, so retrying it through a reconnect stores it once; it keeps
- *   retrying for `publishTimeoutMs` while the server is unreachable.
+ * - A publish carries `Nats-Msg-Id` (the deduplication id, or a random one), so retrying it
+ *   through a reconnect or a cluster's leader election stores it once; it keeps retrying for
+ *   `publishTimeoutMs` while the server is unreachable or the stream has no leader.
+ * - In a cluster (`replicas` > 1, every node in `servers`), the stream, the delay stream, the
+ *   schedule bucket and the consumers each have a leader. Consumers pull with a 5 s expiry and
+ *   2.5 s idle heartbeats, so when a consumer's leader dies the client notices within seconds and
+ *   pulls from the new one; messages in hand whose acks were lost are redelivered after
+ *   `ackWaitMs` (at least once).
  * - Attributes travel as headers, keys and values percent-encoded (`encodeURIComponent`).
  * - A delayed publish waits in a second stream until a mover puts it on the main stream when it
  *   is due (`_nats_delay.ts`: NAK with delay, since nats-server 2.9 cannot schedule a message).
@@ -46,7 +52,7 @@ import type {
 } from "./client.ts";
 import type { ScheduleStore } from "../../schedule/store.ts";
 import { NatsScheduleStore } from "./_schedule_nats.ts";
-import { NATS_MAX_DELAY_MS, NatsDelays } from "./_nats_delay.ts";
+import { NATS_MAX_DELAY_MS, NATS_PULL_EXPIRES_MS, NatsDelays } from "./_nats_delay.ts";
 import { inspectNats } from "./_nats_inspect.ts";
 
 /**
@@ -72,7 +78,12 @@ export interface NatsJetStreamClientOptions {
   subjectPrefix?: string;
   /** Stream storage (default `file`). */
   storage?: "file" | "memory";
-  /** Stream replicas in a cluster (default 1). */
+  /**
+   * How many servers of a cluster keep a copy of the streams (the main one, the delay stream and
+   * the schedule bucket; consumers follow their stream): 1 to 5, default 1 (a single server).
+   * On a three-node cluster give 3 with every node in `servers`: a write is confirmed once two of
+   * the three have it, and losing one node loses nothing.
+   */
   replicas?: number;
   /** How long the stream keeps a message, in ms (default 7 days). */
   maxAgeMs?: number;
@@ -136,11 +147,18 @@ function isApiError(err: unknown, code: number): err is JsApiError {
   return err instanceof JetStreamApiError && err.code === code;
 }
 
-function integer(name: string, value: number | undefined, fallback: number, min = 1): number {
+function integer(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  min = 1,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const v = value ?? fallback;
-  if (!Number.isInteger(v) || v < min) {
+  if (!Number.isInteger(v) || v < min || v > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
     throw new TypeError(
-      `Invalid natsJetStreamClient() option "${name}": expected an integer >= ${min}, got ${v}`,
+      `Invalid natsJetStreamClient() option "${name}": expected an integer ${range}, got ${v}`,
     );
   }
   return v;
@@ -220,7 +238,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     }
     this.#o = {
       storage: options.storage ?? "file",
-      replicas: integer("replicas", options.replicas, 1),
+      replicas: integer("replicas", options.replicas, 1, 1, 5),
       maxAgeMs: integer("maxAgeMs", options.maxAgeMs, 7 * 24 * 3600_000),
       duplicateWindowMs: integer("duplicateWindowMs", options.duplicateWindowMs, 120_000),
       ackWaitMs: integer("ackWaitMs", options.ackWaitMs, 30_000, 100),
@@ -312,8 +330,9 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   }
 
   /**
-   * Publishes to the topic's subject with the attributes as headers and the deduplication id as
-   * `Nats-Msg-Id`; retries through a reconnect for `publishTimeoutMs`.
+   * Publishes to the topic's subject with the attributes as headers and the deduplication id (or
+   * a random one) as `Nats-Msg-Id`; retries through a reconnect or a cluster's leader election for
+   * `publishTimeoutMs`, every attempt with that id, so the message is stored once.
    *
    * @returns `<stream>:<sequence>`.
    * @throws {Error} When the server does not store it in time or refuses it.
@@ -322,13 +341,13 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     const { js, jsm } = await this.#open();
     const h = toHeaders(options.attributes);
     const subject = await this.#delays.route(jsm, topic, this.subject(topic), h, options.deliverAt);
+    // Every attempt carries the same id, so an attempt the server stored but could not confirm
+    // (a timeout while a cluster elects a new stream leader) is not stored again by the next.
+    const msgID = options.deduplicationId || `fw:${crypto.randomUUID()}`;
     const deadline = Date.now() + this.#o.publishTimeoutMs;
     for (let delay = 50;; delay = Math.min(delay * 2, 1000)) {
       try {
-        const ack = await js.publish(subject, data, {
-          headers: h,
-          ...(options.deduplicationId ? { msgID: options.deduplicationId } : {}),
-        });
+        const ack = await js.publish(subject, data, { headers: h, msgID });
         return `${ack.stream}:${ack.seq}`;
       } catch (err) {
         const permanent = this.#closed ||
@@ -355,7 +374,10 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     onMessage: (message: CloudMessage) => void,
   ): Promise<CloudSubscription> {
     const { js, jsm } = await this.#open();
-    await this.#delays.start(js, jsm);
+    // The delay mover's stream and consumer are made while this subscription's consumer is (on a
+    // cluster each takes a consensus round); its failure is reported below, after the consumer's.
+    const mover = this.#delays.start(js, jsm);
+    mover.catch(() => {});
     const name = natsConsumerName(options.subscription);
     const subject = this.subject(options.topic);
     const o = this.#o;
@@ -389,11 +411,13 @@ export class NatsJetStreamClient implements CloudPubSubClient {
         ...(options.ephemeral ? { inactive_threshold: nanos(o.inactiveThresholdMs) } : {}),
       });
     }
+    await mover;
     const consumer = await js.consumers.get(this.#stream, name);
     let closed = false;
     const inflight = this.#inflight;
     const messages = await consumer.consume({
       max_messages: Math.min(o.maxAckPending, 500),
+      expires: NATS_PULL_EXPIRES_MS,
       callback: (m) => {
         if (closed) {
           m.nak();

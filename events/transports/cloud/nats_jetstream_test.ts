@@ -236,6 +236,14 @@ Deno.test("natsJetStreamClient refuses bad options at creation", () => {
     () => new NatsJetStreamClient({ servers: "x:1", ackWaitMs: 5 }),
     /option "ackWaitMs": expected an integer >= 100, got 5/,
   );
+  assert.throws(
+    () => new NatsJetStreamClient({ servers: "x:1", replicas: 7 }),
+    /option "replicas": expected an integer from 1 to 5, got 7/,
+  );
+  assert.throws(
+    () => new NatsJetStreamClient({ servers: "x:1", replicas: 0 }),
+    /option "replicas": expected an integer from 1 to 5, got 0/,
+  );
 });
 
 natsTest(
@@ -256,3 +264,22 @@ natsTest(
     assert.deepEqual([...seen].sort(), [1, 3]);
   },
 );
+
+Deno.test({
+  name: "natsJetStreamClient with replicas 3 on a single server fails at first use, saying why",
+  ignore: !reachable,
+  fn: async () => {
+    const stream = `FWT_R3_${crypto.randomUUID().slice(0, 8)}`;
+    const client = natsClient(stream, { replicas: 3 });
+    try {
+      await assert.rejects(
+        client.publish("nats.job", new Uint8Array(), { attributes: {} }),
+        new RegExp(
+          `Cannot use JetStream stream "${stream}" on NATS at .*replicas > 1 not supported`,
+        ),
+      );
+    } finally {
+      await client.close();
+    }
+  },
+});

@@ -9,6 +9,7 @@
  * | `SHOP_JWT_SECRET`   | HS256 secret of admin tokens (at least 32 characters; required)  |
  * | `SHOP_JWT_ISSUER`   | expected `iss` of admin tokens (default `shop-dev`)               |
  * | `SHOP_JWT_AUDIENCE` | expected `aud` of admin tokens (default `shop-api`)               |
+ * | `SHOP_REPORT_CRON`  | when the stock report runs (default `*\/15 * * * *`)              |
  *
  * @module
  */
@@ -29,6 +30,8 @@ export interface ShopConfig {
   jwtIssuer: string;
   /** Expected token audience. */
   jwtAudience: string;
+  /** When the stock report runs: a cron expression (default every 15 minutes). */
+  reportCron: string;
 }
 
 /** The scope admin routes require. */
@@ -63,5 +66,6 @@ export function loadConfig(overrides: Partial<ShopConfig> = {}): ShopConfig {
     jwtSecret,
     jwtIssuer: overrides.jwtIssuer ?? env("SHOP_JWT_ISSUER") ?? "shop-dev",
     jwtAudience: overrides.jwtAudience ?? env("SHOP_JWT_AUDIENCE") ?? "shop-api",
+    reportCron: overrides.reportCron ?? env("SHOP_REPORT_CRON") ?? "*/15 * * * *",
   };
 }

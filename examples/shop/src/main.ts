@@ -11,8 +11,10 @@
  * - A live dashboard at `/`: a page whose script (`dashboard.ts`, bundled for the browser by
  *   `deno task generate`) reads `GET /orders/live` (Server-Sent Events) and places orders through
  *   the typed client of `@fw/application/client`.
+ * - A stock report every 15 minutes (`reports.ts`, a cron schedule run once across instances).
  * - The operations dashboard of `@fw/dashboard` at `/_fw/` (admin scope): routes, topics,
- *   handlers, queues and dead letters, with redrive from the page.
+ *   handlers, queues, dead letters (with redrive from the page), the stock report's runs and the
+ *   last traces (`telemetry()` traces every request, publish and handler attempt).
  * - `SHOP_REDIS_URL` carries the events over Redis Streams instead of Deno KV.
  *
  * ```sh
@@ -22,7 +24,15 @@
  * @module
  */
 
-import { api, type Application, application, http, oauth, type Plugin } from "@fw/application";
+import {
+  api,
+  type Application,
+  application,
+  http,
+  oauth,
+  type Plugin,
+  telemetry,
+} from "@fw/application";
 import { dashboard } from "@fw/dashboard";
 import { events, type Transport } from "@fw/events";
 import { denoKvTransport } from "@fw/events/denokv";
@@ -31,6 +41,7 @@ import type { Logger } from "@fw/runtime";
 import livePage from "../public/dashboard.html" with { type: "text" };
 import dashboardScript from "./.gen/dashboard.js" with { type: "text" };
 import { ADMIN_SCOPE, loadConfig, type ShopConfig } from "./config.ts";
+import { stockReport } from "./reports.ts";
 import { DeadLetters, Store } from "./services.ts";
 import { ShopStore } from "./store.ts";
 import routes from "./.gen/api.gen.ts";
@@ -87,7 +98,8 @@ export function shopApp(options: ShopAppOptions = {}): Application {
       ...(config.kvPath !== undefined ? { path: config.kvPath } : {}),
       keyPrefix: "shop",
     });
-  const bus = events({ manifest: handlers, transport });
+  const report = stockReport(config.reportCron, () => app.context.logger);
+  const bus = events({ manifest: handlers, transport, schedules: [report] });
   const app = application({
     root: import.meta.url,
     ...(options.logger ? { logger: options.logger } : {}),
@@ -100,6 +112,7 @@ export function shopApp(options: ShopAppOptions = {}): Application {
     .use(
       oauth({ issuer: config.jwtIssuer, audience: config.jwtAudience, secret: config.jwtSecret }),
     )
+    .use(telemetry())
     .use(dashboard({ secure: { scopes: [ADMIN_SCOPE] } }))
     .use(dashboardPage())
     .use(api({

@@ -1,6 +1,7 @@
 /**
  * A throw-away Redis Cluster for tests: `redis-server --cluster-enabled yes` nodes on free ports
- * (client and cluster-bus ports both picked free), each in its own directory under one temp dir,
+ * below the ephemeral range (client and cluster-bus ports both, so a killed node gets its port
+ * back when it starts again), each in its own directory under one temp dir,
  * joined with `redis-cli --cluster create ... --cluster-yes`. Never the shared Redis on 6379.
  *
  * Three masters by default, each with `replicas` replicas (0 or 1): the conformance suites use 3
@@ -10,6 +11,8 @@
  * @module
  */
 
+import { stablePort } from "../../cloud/testdata/nats_cluster.ts";
+
 /** One node of the cluster. */
 export interface ClusterNode {
   readonly port: number;
@@ -18,11 +21,13 @@ export interface ClusterNode {
   child: Deno.ChildProcess | undefined;
 }
 
+/**
+ * A free port below the ephemeral range ({@linkcode stablePort}), not yet given to this cluster: a
+ * killed node that starts again must get its port back.
+ */
 function freePort(taken: Set<number>): number {
   for (;;) {
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const { port } = listener.addr as Deno.NetAddr;
-    listener.close();
+    const port = stablePort();
     if (!taken.has(port)) {
       taken.add(port);
       return port;
