@@ -9,55 +9,38 @@
  */
 
 import { checkConnectionSource } from "./_connection_source.ts";
+import { clusterDefaults, ClusterRedis } from "./_redis_cluster.ts";
+import type { RedisClient, RedisClusterClient } from "./_redis_types.ts";
 
-/** A listener of a Redis pub/sub channel: the message text and the channel it came on. */
-export type RedisPubSubListener = (message: string, channel: string) => void;
+export type { RedisClient, RedisClusterClient, RedisPubSubListener } from "./_redis_types.ts";
 
 /**
- * What fw needs from a Redis client. A node-redis v5 client (`createClient()` from npm `redis`)
- * has every member.
- *
- * - `sendCommand(["XADD", key, "*", "f", "v"])` sends one command and resolves to its raw RESP2
- *   reply (strings, numbers, arrays, `null`).
- * - `duplicate()` gives a new, not yet connected client with the same options: fw opens one per
- *   blocking reader (`XREADGROUP ... BLOCK`) and one for pub/sub, and never blocks the connection it
- *   publishes on.
- * - `subscribe` / `unsubscribe` are used only on such a duplicate, for live-only pub/sub.
+ * Where a Redis-backed transport or broker gets its connection: a URL (or the node URLs of a
+ * Redis Cluster), or a client of yours.
  */
-export interface RedisClient {
-  /** Sends one command given as its arguments; resolves to the raw reply. */
-  sendCommand(args: string[]): Promise<unknown>;
-  /** A new client with the same connection options, not connected yet. */
-  duplicate(): RedisClient;
-  /** Opens the connection. */
-  connect(): Promise<unknown>;
-  /** Closes the connection once pending replies have arrived. */
-  close(): Promise<void>;
-  /**
-   * Drops the connection now, failing the commands still waiting (node-redis has it). Used when
-   * `close()` cannot finish: a connection that is down or reconnecting never gets its replies.
-   */
-  destroy?(): unknown;
-  /** Whether the connection is up and usable now (node-redis has it). */
-  readonly isReady?: boolean;
-  /** Listens to connection events (`error`, `ready`, `reconnecting`, `end`). */
-  on(event: string, listener: (...args: unknown[]) => void): unknown;
-  /** Subscribes this connection to a pub/sub channel. */
-  subscribe?(channel: string, listener: RedisPubSubListener): Promise<unknown>;
-  /** Unsubscribes this connection from a pub/sub channel. */
-  unsubscribe?(channel: string): Promise<unknown>;
-}
-
-/** Where a Redis-backed transport or broker gets its connection: a URL, or a client of yours. */
 export interface RedisSource {
-  /** A Redis URL such as `redis://127.0.0.1:6379`: fw creates, connects and closes the client. */
-  readonly url?: string;
-  /** A connected client (yours to close); fw only `duplicate()`s it for blocking readers. */
-  readonly client?: RedisClient;
+  /**
+   * A Redis URL such as `redis://127.0.0.1:6379`: fw creates, connects and closes the client. A
+   * list of URLs (`["redis://10.0.0.1:7000", "redis://10.0.0.2:7000"]`, one or more nodes of the
+   * cluster) means a Redis Cluster: fw creates a node-redis cluster client that learns the other
+   * nodes from them. A single URL of a cluster node works too: fw sees the server is in cluster
+   * mode (`INFO cluster`) and uses a cluster client.
+   */
+  readonly url?: string | readonly string[];
+  /**
+   * A connected client (yours to close); fw only `duplicate()`s it for blocking readers. A
+   * node-redis cluster client (`createCluster()`) is accepted too.
+   */
+  readonly client?: RedisClient | RedisClusterClient;
 }
 
 /** Ready connections for one transport or broker. */
 export interface RedisConnections {
+  /**
+   * True on a Redis Cluster: a command may only touch keys of one hash slot, so readers of
+   * several keys read each slot's keys on a connection of their own.
+   */
+  readonly cluster: boolean;
   /** The shared connection for non-blocking commands (publishing, acks, bookkeeping). */
   readonly main: RedisClient;
   /**
@@ -72,8 +55,9 @@ export interface RedisConnections {
   close(): Promise<void>;
 }
 
-/** Redacts the password of a Redis URL for messages. */
-export function redactRedisUrl(url: string): string {
+/** Redacts the password of a Redis URL (or of each node URL of a cluster) for messages. */
+export function redactRedisUrl(url: string | readonly string[]): string {
+  if (typeof url !== "string") return url.map(redactRedisUrl).join(", ");
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";
@@ -90,13 +74,34 @@ export function redactRedisUrl(url: string): string {
  * @throws {TypeError} Naming the option that is wrong.
  */
 export function checkRedisSource(owner: string, source: RedisSource): void {
-  checkConnectionSource(owner, source, {
+  const url = source?.url;
+  const rules = {
     schemes: ["redis:", "rediss:"],
     expected: "a redis:// or rediss:// URL",
-    describeUrl: (url) => `"${redactRedisUrl(url)}"`,
+    describeUrl: (url: string) => `"${redactRedisUrl(url)}"`,
     product: "Redis",
     methods: ["sendCommand", "duplicate", "connect", "close", "on"],
-  });
+  };
+  if (Array.isArray(url)) {
+    if (url.length === 0) {
+      throw new TypeError(
+        `Invalid ${owner} option "url": expected a URL or a non-empty list of cluster node URLs`,
+      );
+    }
+    if (source.client !== undefined) {
+      throw new TypeError(`Invalid ${owner} options: give either "url" or "client"`);
+    }
+    for (const one of url) checkConnectionSource(owner, { url: String(one) }, rules);
+    return;
+  }
+  checkConnectionSource(owner, source as { url?: string; client?: unknown }, rules);
+}
+
+/** True for a node-redis cluster client (it has `masters` and a three-argument `sendCommand`). */
+export function isClusterClient(client: unknown): client is RedisClusterClient {
+  return typeof client === "object" && client !== null &&
+    typeof (client as { getSlotRandomNode?: unknown }).getSlotRandomNode === "function" &&
+    typeof (client as { nodeClient?: unknown }).nodeClient === "function";
 }
 
 /** How long closing a connection waits for the replies still pending before dropping it. */
@@ -135,6 +140,15 @@ export async function closeRedisClient(
   if (!closed) destroy();
 }
 
+/** Whether the server is a Redis Cluster node (`INFO cluster`); false when it cannot tell. */
+async function inClusterMode(client: RedisClient): Promise<boolean> {
+  try {
+    return /cluster_enabled:1/.test(String(await client.sendCommand(["INFO", "cluster"])));
+  } catch {
+    return false;
+  }
+}
+
 async function connectOrExplain(client: RedisClient, owner: string, where: string): Promise<void> {
   try {
     await client.connect();
@@ -163,7 +177,20 @@ export async function openRedis(owner: string, source: RedisSource): Promise<Red
   const where = source.url !== undefined ? redactRedisUrl(source.url) : "the given client";
   let main: RedisClient;
   const owned: RedisClient[] = [];
-  if (source.url !== undefined) {
+  const openCluster = async (urls: readonly string[]): Promise<RedisClient> => {
+    const { createCluster } = await import("redis");
+    const cluster = createCluster({
+      rootNodes: urls.map((url) => ({ url })),
+      // credentials for the nodes it discovers; node connections give up soon, so that a command
+      // to a master that died fails and is retried once a replica took over (`_redis_cluster.ts`)
+      defaults: clusterDefaults(urls),
+    }) as unknown as RedisClusterClient;
+    const client = new ClusterRedis(cluster, true);
+    client.on("error", () => {});
+    await connectOrExplain(client, owner, where);
+    return client;
+  };
+  if (typeof source.url === "string") {
     const { createClient } = await import("redis");
     let connected = false;
     main = createClient({
@@ -177,12 +204,25 @@ export async function openRedis(owner: string, source: RedisSource): Promise<Red
     main.on("error", () => {}); // surfaced through the failing commands
     await connectOrExplain(main, owner, where);
     connected = true;
+    if (await inClusterMode(main)) {
+      // One node of a Redis Cluster given as a single URL: a cluster client learns the others.
+      await closeRedisClient(main);
+      main = await openCluster([source.url]);
+    }
     owned.push(main);
+  } else if (source.url !== undefined) {
+    main = await openCluster(source.url);
+    owned.push(main);
+  } else if (isClusterClient(source.client)) {
+    main = new ClusterRedis(source.client, false);
+    main.on("error", () => {});
+    owned.push(main); // closes only the cluster clients it created itself
   } else {
-    main = source.client!;
+    main = source.client as RedisClient;
   }
   const dedicated = new Set<RedisClient>();
   return {
+    cluster: main instanceof ClusterRedis,
     main,
     async dedicated(): Promise<RedisClient> {
       const client = main.duplicate();

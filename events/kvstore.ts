@@ -15,7 +15,12 @@
  * @module
  */
 
-export type { RedisClient, RedisPubSubListener, RedisSource } from "./_redis.ts";
+export type {
+  RedisClient,
+  RedisClusterClient,
+  RedisPubSubListener,
+  RedisSource,
+} from "./_redis.ts";
 export {
   KvStreamTransport,
   kvStreamTransport,

@@ -9,6 +9,14 @@
  *   context, time-out, metrics);
  * - `bullmq`: `queue.add()` (after validating) -> `Worker` with the same concurrency (validating
  *   again), `removeOnComplete: true` so it keeps no job history either;
+ * - `fw-node`, `fw-node-p3`: `fw-redis` on a private single redis-server the bench starts (free
+ *   port, no persistence: the shared Redis serves other work too), with one stream per topic and
+ *   with three (`partitions: 3`);
+ * - `fw-cluster`, `fw-cluster-p3`: the same on a Redis Cluster of three masters that the bench
+ *   starts on this machine (free ports, no replicas, no persistence), with one and three
+ *   partitions, each with its per-round ratio to `fw-node`: what a cluster costs per message when
+ *   its shards share one machine (on real machines each shard adds its own CPU; see the "Scaling
+ *   out" guide);
  * - `raw-redis`: what Redis itself allows with this access pattern and client: `XADD` per
  *   message, `XREADGROUP COUNT 128 BLOCK` and one `XACK` per batch over node-redis, validation
  *   on both sides and nothing else (no envelope, no consumer).
@@ -26,6 +34,7 @@ import { EventBus, getPublisher, handler, topic } from "@fw/events";
 import { kvStreamTransport } from "@fw/events/kvstore";
 // The one module that creates node-redis clients (the raw baseline uses the same client as fw).
 import { openRedis } from "../events/_redis.ts";
+import { RedisCluster } from "../events/transports/redis_streams/testdata/redis_cluster.ts";
 
 const Payload = { id: Uuid, customer: MinLength(1), items: Int, total: Int };
 const Job = topic("bench.redis.job", Payload);
@@ -40,6 +49,10 @@ export interface RedisBenchOptions {
   window: number;
   concurrencies: readonly number[];
   only?: ReadonlySet<string>;
+  /** Node URLs of the Redis Cluster the `fw-cluster` rows run on (started by the bench). */
+  clusterUrls?: string[];
+  /** URL of the private single Redis the `fw-node` rows run on (started by the bench). */
+  nodeUrl?: string;
 }
 
 interface Result {
@@ -129,29 +142,33 @@ export async function dropKeys(url: string, pattern: string): Promise<void> {
 
 const fresh = () => `fwbench:${crypto.randomUUID().slice(0, 8)}`;
 
-const runFw: Run = async (n, concurrency, o) => {
-  const prefix = `${fresh()}:`;
-  const pacer = new Pacer(n, o.window);
-  const transport = kvStreamTransport({ url: o.url, keyPrefix: prefix });
-  const bus = new EventBus({
-    transports: { redis: transport },
-    logger: createLogger({ level: "warn" }),
-  });
-  await bus.add(
-    handler(Job).options({ group: "bench", concurrency }).handle(async (msg) => {
-      pacer.handle(msg.payload.items);
-      await Promise.resolve();
-    }),
-  );
-  await bus.start();
-  const publish = getPublisher(Job, { bus });
-  try {
-    return await pacer.publishAll((i) => publish(payloadOf(i)));
-  } finally {
-    await bus.stop();
-    await dropKeys(o.url, `${prefix}*`);
-  }
-};
+/** fw over Redis: `where` picks the single Redis or the cluster, `partitions` the streams per topic. */
+const fwOn =
+  (where: "shared" | "node" | "cluster", partitions: number): Run => async (n, concurrency, o) => {
+    const prefix = `${fresh()}:`;
+    const pacer = new Pacer(n, o.window);
+    const url = where === "cluster" ? o.clusterUrls! : where === "node" ? o.nodeUrl! : o.url;
+    const transport = kvStreamTransport({ url, keyPrefix: prefix, partitions });
+    const bus = new EventBus({
+      transports: { redis: transport },
+      logger: createLogger({ level: "warn" }),
+    });
+    await bus.add(
+      handler(Job).options({ group: "bench", concurrency }).handle(async (msg) => {
+        pacer.handle(msg.payload.items);
+        await Promise.resolve();
+      }),
+    );
+    await bus.start();
+    const publish = getPublisher(Job, { bus });
+    try {
+      return await pacer.publishAll((i) => publish(payloadOf(i)));
+    } finally {
+      await bus.stop();
+      // The private servers are thrown away after the run; the shared Redis is cleaned.
+      if (where === "shared") await dropKeys(o.url, `${prefix}*`);
+    }
+  };
 
 /** BullMQ's connection options for a Redis URL. */
 export function bullConnection(
@@ -249,13 +266,77 @@ export async function runRedisBench(o: RedisBenchOptions): Promise<void> {
     console.error(`redis skipped: ${err instanceof Error ? err.message : err}`);
     return;
   }
-  const systems: [string, Run][] = [["fw-redis", runFw], ["bullmq", runBull], [
-    "raw-redis",
-    runRaw,
-  ]];
+  const systems: [string, Run][] = [
+    ["fw-redis", fwOn("shared", 1)],
+    ["fw-node", fwOn("node", 1)],
+    ["fw-node-p3", fwOn("node", 3)],
+    ["fw-cluster", fwOn("cluster", 1)],
+    ["fw-cluster-p3", fwOn("cluster", 3)],
+    ["bullmq", runBull],
+    ["raw-redis", runRaw],
+  ];
   const chosen = systems.filter(([name]) => !o.only || o.only.has(name) || o.only.has("redis"));
+  let cluster: RedisCluster | undefined;
+  let node: Deno.ChildProcess | undefined;
+  try {
+    if (chosen.some(([name]) => name.startsWith("fw-cluster") || name.startsWith("fw-node"))) {
+      // Private servers on this machine, started for the run on free ports: three cluster
+      // masters (no replicas), and one single Redis with the same settings as their baseline.
+      cluster = await RedisCluster.start({ masters: 3 });
+      const started = await startNode();
+      node = started.child;
+      o = { ...o, clusterUrls: cluster.urls, nodeUrl: started.url };
+    }
+    await rounds(o, chosen);
+  } finally {
+    await cluster?.destroy();
+    if (node) {
+      node.kill("SIGKILL");
+      await node.status;
+    }
+  }
+}
+
+/** A private single redis-server (no persistence), like a node of the bench's cluster. */
+async function startNode(): Promise<{ child: Deno.ChildProcess; url: string }> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const dir = await Deno.makeTempDir({ prefix: "fw-bench-redis-" });
+  const child = new Deno.Command("redis-server", {
+    args: [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const url = `redis://127.0.0.1:${port}`;
+  for (let i = 0;; i++) {
+    try {
+      await (await openRedis("bench", { url })).close();
+      return { child, url };
+    } catch (err) {
+      if (i === 100) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+async function rounds(o: RedisBenchOptions, chosen: [string, Run][]): Promise<void> {
   const results = new Map<string, Result[]>();
   const ratios = new Map<number, string[]>();
+  /** Per round: a private-server row's rate over fw-node (private single Redis, one stream). */
+  const vsSingle = new Map<string, string[]>();
   for (let round = 1; round <= o.rounds; round++) {
     for (const c of o.concurrencies) {
       const order = round % 2 ? chosen : [...chosen].reverse();
@@ -273,22 +354,32 @@ export async function runRedisBench(o: RedisBenchOptions): Promise<void> {
       }
       const fw = rates.get("fw-redis"), bull = rates.get("bullmq");
       if (fw && bull) ratios.set(c, [...(ratios.get(c) ?? []), (fw / bull).toFixed(2)]);
+      const base = rates.get("fw-node");
+      for (const [name] of chosen) {
+        const rate = rates.get(name);
+        if (!base || !rate || !(name.startsWith("fw-node-") || name.startsWith("fw-cluster"))) {
+          continue;
+        }
+        const key = `${name}@${c}`;
+        vsSingle.set(key, [...(vsSingle.get(key) ?? []), (rate / base).toFixed(2)]);
+      }
     }
   }
   console.log(
     `\nRedis (${o.messages.toLocaleString("en")} jobs, ${o.rounds} rounds, medians)` +
-      "\nsystem      concurrency     jobs/s   p50 ms   p99 ms   fw/BullMQ per round",
+      "\nsystem         concurrency     jobs/s   p50 ms   p99 ms   per round: fw-redis/BullMQ, fw-node-p3 and fw-cluster*/fw-node",
   );
   for (const c of o.concurrencies) {
     for (const [name] of chosen) {
       const rs = results.get(`${name}@${c}`) ?? [];
       if (rs.length === 0) continue;
-      const line = `${name.padEnd(11)} ${String(c).padStart(11)} ${
+      const line = `${name.padEnd(14)} ${String(c).padStart(11)} ${
         fmt(median(rs.map((r) => r.rate))).padStart(10)
       } ${median(rs.map((r) => r.p50)).toFixed(1).padStart(8)} ${
         median(rs.map((r) => r.p99)).toFixed(1).padStart(8)
       }`;
-      console.log(name === "fw-redis" ? `${line}   ${(ratios.get(c) ?? []).join(" ")}` : line);
+      const perRound = name === "fw-redis" ? ratios.get(c) : vsSingle.get(`${name}@${c}`);
+      console.log(perRound ? `${line}   ${perRound.join(" ")}` : line);
     }
   }
 }

@@ -38,9 +38,11 @@
  * `_bench_tracing.ts`; the table adds the median msg/s of both and their per-round ratios).
  *
  * Redis (`scripts/_bench_redis.ts`): fw's Redis Streams transport beside BullMQ and a bare Redis
- * Streams loop on the same Redis, 20,000 jobs at concurrency 1 and 50. Options:
+ * Streams loop on the same Redis, 20,000 jobs at concurrency 1 and 50, and fw on a private single
+ * redis-server beside a three-master Redis Cluster, both started by the bench on this machine
+ * (one and three partitions), with per-round ratios to the single server. Options:
  * `--redis-messages <n>`, `--redis-rounds <n>` (3), `--redis-url <url>`, `--only
- * redis|fw-redis,bullmq,raw-redis`.
+ * redis|fw-redis,fw-node,fw-node-p3,fw-cluster,fw-cluster-p3,bullmq,raw-redis`.
  *
  * `sql`: fw's PostgreSQL transport beside pg-boss and `raw-sql` (a bare `FOR UPDATE SKIP LOCKED`
  * loop with `LISTEN` wake-ups on postgres.js, the floor) on the same database, in a table of its
@@ -514,7 +516,16 @@ if (rates.has("memory-traced@1") && rates.has("memory@1")) {
   }
 }
 
-const redisSystems = ["redis", "fw-redis", "bullmq", "raw-redis"];
+const redisSystems = [
+  "redis",
+  "fw-redis",
+  "fw-node",
+  "fw-node-p3",
+  "fw-cluster",
+  "fw-cluster-p3",
+  "bullmq",
+  "raw-redis",
+];
 if (!only || redisSystems.some((s) => only.has(s))) {
   const { runRedisBench } = await import("./_bench_redis.ts");
   await runRedisBench({

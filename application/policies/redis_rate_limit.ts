@@ -55,8 +55,14 @@ export interface RedisScriptClient {
 export interface RedisRateLimitStoreOptions {
   /** A connected client (yours to close). */
   readonly client?: RedisScriptClient;
-  /** A Redis URL such as `redis://127.0.0.1:6379`: the store creates and owns a client. */
-  readonly url?: string;
+  /**
+   * A Redis URL such as `redis://127.0.0.1:6379`: the store creates and owns a client. A list of
+   * node URLs means a Redis Cluster (a node-redis cluster client; each counter is one key, so it
+   * lives on one shard); a single URL of a cluster node is noticed too. On a cluster, a hit that
+   * fails because a node went away drops the client and the next hit creates a new one, which
+   * finds the replica that took over.
+   */
+  readonly url?: string | readonly string[];
   /** Prefix of every key (default `fw:ratelimit:`). */
   readonly prefix?: string;
   /**
@@ -79,8 +85,28 @@ return {count, ttl}`;
 
 interface OwnedClient extends RedisScriptClient {
   connect(): Promise<unknown>;
+  sendCommand?(args: string[]): Promise<unknown>;
   close(): Promise<void>;
   on(event: "error", listener: (error: unknown) => void): unknown;
+}
+
+/** Whether a connected client's server is a Redis Cluster node (false when it cannot tell). */
+async function clusterMode(client: OwnedClient): Promise<boolean> {
+  try {
+    const info = await client.sendCommand?.(["INFO", "cluster"]);
+    return /cluster_enabled:1/.test(String(info));
+  } catch {
+    return false;
+  }
+}
+
+/** The username and password of a Redis URL, as node-redis client options. */
+function credentials(url: string): { username?: string; password?: string } {
+  const u = new URL(url);
+  return {
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+  };
 }
 
 async function sha1(text: string): Promise<string> {
@@ -91,7 +117,7 @@ async function sha1(text: string): Promise<string> {
 /** A {@linkcode RateLimitStore} in Redis. Create it with {@linkcode redisRateLimitStore}. */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly #prefix: string;
-  readonly #url: string | undefined;
+  #url: string | readonly string[] | undefined;
   #client: RedisScriptClient | undefined;
   #owned: OwnedClient | undefined;
   #ready: Promise<RedisScriptClient> | undefined;
@@ -124,19 +150,28 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   #connect(): Promise<RedisScriptClient> {
     return this.#ready ??= (async () => {
-      const { createClient } = await import("redis");
+      const { createClient, createCluster } = await import("redis");
       let connected = false;
-      const client = createClient({
-        url: this.#url,
-        // commands fail at once while disconnected (the request answers 500) instead of queuing
-        disableOfflineQueue: true,
-        socket: {
-          connectTimeout: 5_000,
-          // the first connection fails fast; a lost one is retried in the background
-          reconnectStrategy: (retries: number, cause: Error) =>
-            connected ? Math.min(50 * 2 ** retries, 2_000) : cause,
-        },
-      }) as unknown as OwnedClient;
+      const url = this.#url!;
+      const socket = {
+        connectTimeout: 5_000,
+        ...(typeof url !== "string" && url[0].startsWith("rediss:") ? { tls: true as const } : {}),
+        // the first connection fails fast; a lost one is retried in the background (on a
+        // cluster a few times only: the next hit then rediscovers the nodes)
+        reconnectStrategy: (retries: number, cause: Error) =>
+          connected && (typeof url === "string" || retries < 4)
+            ? Math.min(50 * 2 ** retries, 2_000)
+            : cause,
+      };
+      // commands fail at once while disconnected (the request answers 500) instead of queuing
+      const client =
+        (typeof url === "string"
+          ? createClient({ url, disableOfflineQueue: true, socket })
+          : createCluster({
+            rootNodes: url.map((u) => ({ url: u })),
+            // the nodes it discovers need the credentials of the URLs too
+            defaults: { disableOfflineQueue: true, ...credentials(url[0]), socket },
+          })) as unknown as OwnedClient;
       client.on("error", () => {}); // reported through the failing commands
       this.#owned = client;
       try {
@@ -147,8 +182,29 @@ export class RedisRateLimitStore implements RateLimitStore {
         throw error;
       }
       connected = true;
+      if (typeof url === "string" && await clusterMode(client)) {
+        // One node of a Redis Cluster given as a single URL: a cluster client learns the others.
+        await client.close().catch(() => {});
+        this.#owned = undefined;
+        this.#url = [url];
+        this.#ready = undefined;
+        return await this.#connect();
+      }
       return client;
     })();
+  }
+
+  /** On a cluster, forgets the client after a node failure: the next hit creates a new one. */
+  #dropAfter(error: unknown): void {
+    const kind = (error as Error)?.constructor?.name;
+    if (typeof this.#url === "string" || this.#url === undefined) return;
+    if (kind === "ErrorReply" || kind === "SimpleError") {
+      if (!/^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY)\b/.test((error as Error).message)) return;
+    }
+    const owned = this.#owned;
+    this.#ready = undefined;
+    this.#owned = undefined;
+    void Promise.resolve(owned?.close()).catch(() => {});
   }
 
   /**
@@ -162,10 +218,16 @@ export class RedisRateLimitStore implements RateLimitStore {
    *   answers 500).
    */
   async hit(key: string, windowMs: number): Promise<RateLimitHit> {
-    if (!this.#failOpen) return await this.#hit(key, windowMs);
+    if (!this.#failOpen) {
+      return await this.#hit(key, windowMs).catch((error) => {
+        this.#dropAfter(error);
+        throw error;
+      });
+    }
     try {
       return await this.#hit(key, windowMs);
     } catch (error) {
+      this.#dropAfter(error);
       this.#onError?.(error);
       return { count: 0, resetMs: windowMs };
     }

@@ -1,7 +1,8 @@
 /**
- * The one blocking reader of a `kvStream` broker: a dedicated Redis connection running
- * `XREAD BLOCK` over every subscribed topic's stream at once, fanning each entry out to the local
- * subscriptions of its topic.
+ * The blocking reader of a `kvStream` broker: a dedicated Redis connection running `XREAD BLOCK`
+ * over every subscribed topic's stream at once, fanning each entry out to the local subscriptions
+ * of its topic. On a single Redis one reader reads every topic; on a Redis Cluster, where one
+ * command may only touch keys of one hash slot, the broker runs a reader per slot in use.
  *
  * - Each topic has a cursor, the last id read; the next `XREAD` asks for what comes after it, so a
  *   lost connection resumes where it stopped and replays what was published meanwhile.
@@ -16,6 +17,7 @@
 
 import type { Logger } from "@fw/runtime";
 import type { RedisClient, RedisConnections } from "../_redis.ts";
+import { sendCommandAt } from "../_redis_cluster.ts";
 import type { RealtimeGap, RealtimeMessage } from "./realtime.ts";
 import type { KvSubscription } from "./_kv_subscriber.ts";
 import { compareStreamIds, formatStreamId, type StreamId, streamId } from "./_kv_common.ts";
@@ -42,6 +44,11 @@ export interface StreamReaderOptions {
   readonly maxLen: number;
   /** The reader connection's `CLIENT SETNAME`. */
   readonly name: string;
+  /**
+   * On a Redis Cluster, a key of the one hash slot this reader reads: connection commands
+   * (`CLIENT ID`, `CLIENT UNBLOCK`) go to the node that serves it.
+   */
+  readonly routeKey?: string;
   readonly logger?: Logger;
 }
 
@@ -111,7 +118,7 @@ export class StreamReader {
         if (!this.#blocked || this.#readVersion >= this.#version) return;
         const id = this.#clientId;
         if (id !== undefined) {
-          const unblocked = await this.redis.main.sendCommand(["CLIENT", "UNBLOCK", id])
+          const unblocked = await this.#send(this.redis.main, ["CLIENT", "UNBLOCK", id])
             .catch(() => 0);
           if (unblocked === 1) return;
         }
@@ -125,10 +132,16 @@ export class StreamReader {
   async #connect(): Promise<RedisClient> {
     this.#client ??= await this.redis.dedicated();
     if (this.#clientId === undefined) {
-      await this.#client.sendCommand(["CLIENT", "SETNAME", this.options.name]);
-      this.#clientId = String(await this.#client.sendCommand(["CLIENT", "ID"]));
+      await this.#send(this.#client, ["CLIENT", "SETNAME", this.options.name]);
+      this.#clientId = String(await this.#send(this.#client, ["CLIENT", "ID"]));
     }
     return this.#client;
+  }
+
+  /** A connection command, on a cluster to the node of this reader's slot. */
+  #send(client: RedisClient, args: string[]): Promise<unknown> {
+    const key = this.options.routeKey;
+    return key === undefined ? client.sendCommand(args) : sendCommandAt(client, key, args);
   }
 
   async #run(): Promise<void> {

@@ -1,7 +1,9 @@
 /**
  * `kvPubSub()`: the live-only realtime broker on Redis pub/sub. Every topic is one channel,
  * `<keyPrefix><topic>`; Redis keeps nothing, so a subscriber gets what is published while it is
- * subscribed and cannot resume.
+ * subscribed and cannot resume. On a Redis Cluster it uses sharded pub/sub (`SPUBLISH`,
+ * `SSUBSCRIBE`): each channel lives on the shard that serves its slot, so the traffic spreads over
+ * the shards instead of reaching every node.
  *
  * @module
  */
@@ -95,7 +97,12 @@ export class KvPubSub implements RealtimeBroker {
     this.#sequences.set(name, seq);
     const id = `${this.#origin}-${seq}`;
     const body = `{"id":${JSON.stringify(id)},"payload":${encodePayload(payload)}}`;
-    await redis.main.sendCommand(["PUBLISH", this.#prefix + name, body]);
+    // On a Redis Cluster, sharded pub/sub: the channel lives on the shard of its slot.
+    await redis.main.sendCommand([
+      redis.cluster ? "SPUBLISH" : "PUBLISH",
+      this.#prefix + name,
+      body,
+    ]);
     return Object.freeze({ id, topic: name, payload });
   }
 

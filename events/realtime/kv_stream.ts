@@ -9,6 +9,7 @@
 
 import type { Logger } from "@fw/runtime";
 import { checkRedisSource, type RedisConnections, type RedisSource } from "../_redis.ts";
+import { keySlot } from "../_redis_cluster.ts";
 import {
   type RealtimeBroker,
   type RealtimeCapabilities,
@@ -66,7 +67,8 @@ export class KvStream implements RealtimeBroker {
   readonly #ttl: number;
   readonly #logger: Logger | undefined;
   readonly #redis: LazyRedis;
-  #reader: StreamReader | undefined;
+  /** One reader for every topic; on a Redis Cluster, one per hash slot in use. */
+  readonly #readers = new Map<string | number, StreamReader>();
   readonly #subscriptions = new Set<KvSubscription>();
 
   /**
@@ -131,14 +133,20 @@ export class KvStream implements RealtimeBroker {
       }
     }
     const redis = await this.#redis.get();
-    const reader = this.#reader ??= new StreamReader(redis, {
-      count: PAGE,
-      blockMs: 5_000,
-      maxLen: this.#maxLen,
-      name: `fw:kvstream:${this.#prefix}`.replace(/[^\x21-\x7e]/g, "_"),
-      logger: this.#logger,
-    });
     const key = this.#prefix + name;
+    const slot = redis.cluster ? keySlot(key) : "all";
+    let reader = this.#readers.get(slot);
+    if (!reader) {
+      reader = new StreamReader(redis, {
+        count: PAGE,
+        blockMs: 5_000,
+        maxLen: this.#maxLen,
+        name: `fw:kvstream:${this.#prefix}`.replace(/[^\x21-\x7e]/g, "_"),
+        logger: this.#logger,
+        ...(redis.cluster ? { routeKey: key } : {}),
+      });
+      this.#readers.set(slot, reader);
+    }
     const state = reader.topic(name, key);
     const subscription = new KvSubscription(
       name,
@@ -146,7 +154,7 @@ export class KvStream implements RealtimeBroker {
       options.onGap,
       this.#logger,
       (s) => {
-        reader.leave(state, s);
+        reader!.leave(state, s);
         this.#subscriptions.delete(s);
       },
       from,
@@ -227,7 +235,7 @@ export class KvStream implements RealtimeBroker {
   async close(): Promise<void> {
     if (!this.#redis.refuse()) return;
     await Promise.all([...this.#subscriptions].map((s) => s.close()));
-    await this.#reader?.close();
+    await Promise.all([...this.#readers.values()].map((r) => r.close()));
     await this.#redis.close();
   }
 }
@@ -237,7 +245,8 @@ export class KvStream implements RealtimeBroker {
  * message, and a subscriber that comes back with the last id it saw gets what it missed.
  *
  * One connection publishes; one more, opened on the first subscription, reads every subscribed
- * topic with a single blocking `XREAD` and fans out to the local subscribers. A lost connection
+ * topic with a single blocking `XREAD` and fans out to the local subscribers (on a Redis Cluster,
+ * given `url` as a list of node URLs, one such reader per hash slot in use). A lost connection
  * resumes after the last id read, replaying what was published meanwhile. Resuming with `from`
  * gives `recovered: true` when every message after that id is still retained (and not older than
  * `replayTtlMs`); otherwise `recovered: false` and one `onGap({ reason: "trimmed" })` call, and

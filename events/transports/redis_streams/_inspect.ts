@@ -1,6 +1,6 @@
 /**
  * Internal to the Redis Streams transport: what `inspect()` answers. Topics come from the
- * instance registry (every topic some live instance consumes); for each, `XINFO GROUPS` gives
+ * instance registries (every topic some live instance consumes); for each, `XINFO GROUPS` gives
  * every Redis group on the stream, live or not:
  *
  * - `waiting`: the group's `lag` (entries added after its last-delivered id; Redis 7);
@@ -9,14 +9,16 @@
  * - `oldestAgeMs`: from the id of its oldest pending entry (`XPENDING`) or of its first
  *   undelivered entry (`XRANGE`), whichever is older (stream ids are times in ms).
  *
- * A broadcast group appears once per instance (`<group>~<instanceId>`), as Redis keeps it.
+ * A partitioned topic appears once per partition and group (`details.partition`). A broadcast
+ * group appears once per instance (`<group>~<instanceId>`), as Redis keeps it.
  *
  * @module
  */
 
 import type { RedisClient } from "../../_redis.ts";
 import type { QueueStats } from "../../transport.ts";
-import { keys, parseInstanceMember } from "./_keys.ts";
+import { keys, parsePartName } from "./_keys.ts";
+import { registeredTopics } from "./_registry.ts";
 
 function field(flat: unknown, name: string): unknown {
   if (!Array.isArray(flat)) return undefined;
@@ -76,15 +78,24 @@ export async function inspectRedis(
   prefix: string,
   now: number,
 ): Promise<QueueStats[]> {
-  const members = await redis.sendCommand(["ZRANGE", keys.instances(prefix), "0", "-1"]);
-  const topics = new Set<string>();
-  for (const m of (members as string[]) ?? []) {
-    const r = parseInstanceMember(String(m));
-    if (r) topics.add(r.t);
+  const topics: string[] = [];
+  for (const topic of await registeredTopics(redis, prefix)) {
+    if (Number(await redis.sendCommand(["ZCARD", keys.instances(prefix, topic)])) > 0) {
+      topics.push(topic);
+    }
   }
   const out: QueueStats[] = [];
-  for (const topic of [...topics].sort()) {
+  const partitioned = new Set(
+    topics.map((t) => parsePartName(t)).filter((p) => p.partition > 0)
+      .map((p) => p.topic),
+  );
+  for (const topic of topics.sort()) {
     const stream = keys.stream(prefix, topic);
+    // A partitioned topic has a row per partition and group, under the topic's own name.
+    const part = parsePartName(topic);
+    const where: Record<string, number> = partitioned.has(part.topic)
+      ? { partition: part.partition }
+      : {};
     for (const g of await groupsOf(redis, stream)) {
       const group = String(field(g, "name"));
       const pending = Number(field(g, "pending") ?? 0);
@@ -97,13 +108,17 @@ export async function inspectRedis(
       ]);
       const oldest = await oldestTime(redis, stream, group, pending, lag ?? 0, lastDelivered);
       out.push({
-        topic,
+        topic: part.topic,
         group,
         ...(lag !== undefined ? { waiting: lag } : {}),
         inFlight: pending,
         retrying: Number(delayed) + Number(due),
         ...(oldest !== undefined ? { oldestAgeMs: Math.max(0, now - oldest) } : {}),
-        details: { consumers: Number(field(g, "consumers") ?? 0), lastDeliveredId: lastDelivered },
+        details: {
+          consumers: Number(field(g, "consumers") ?? 0),
+          lastDeliveredId: lastDelivered,
+          ...where,
+        },
         ...(lag === undefined
           ? { note: "Redis cannot tell this group's lag (trimmed stream)" }
           : {}),

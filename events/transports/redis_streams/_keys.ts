@@ -2,17 +2,25 @@
  * Internal to the Redis Streams transport: the key layout and the shape of stream entries.
  *
  * Every key starts with the transport's `keyPrefix` (`P`, default `fw:`). Topic names are dotted
- * words (letters, digits, `_`, `-`), so they never contain `:`; that keeps the layout unambiguous:
+ * words (letters, digits, `_`, `-`), so they never contain `:`, `{` or `}`; that keeps the layout
+ * unambiguous. The topic sits in braces, a Redis Cluster hash tag: every key of one topic hashes
+ * to the same slot, so each script (which touches one topic's keys) runs on one node, and the
+ * topics spread over the cluster's shards. On a single Redis the braces are just characters.
  *
  * | Key | Type | Holds |
  * | --- | --- | --- |
- * | `P<topic>` | stream | the topic's messages (field `e`: the JSON envelope) |
- * | `P<topic>:retries:<group>` | stream | retries that fell due, for one Redis group (fields `e`, `a`) |
- * | `P<topic>:delayed:<group>` | sorted set | retries waiting, score = due time (ms) |
- * | `P<topic>:scheduled` | sorted set | delayed publishes waiting, score = due time (ms) |
- * | `P<topic>:dedupe:<dedupeKey>` | string | a `dedupeKey` seen within the window (`PX`) |
- * | `P:instances` | sorted set | live instances, score = heartbeat expiry (ms) |
+ * | `P{<topic>}` | stream | the topic's messages (field `e`: the JSON envelope) |
+ * | `P{<topic>}:retries:<group>` | stream | retries that fell due, for one Redis group (fields `e`, `a`) |
+ * | `P{<topic>}:delayed:<group>` | sorted set | retries waiting, score = due time (ms) |
+ * | `P{<topic>}:scheduled` | sorted set | delayed publishes waiting, score = due time (ms) |
+ * | `P{<topic>}:dedupe:<dedupeKey>` | string | a `dedupeKey` seen within the window (`PX`) |
+ * | `P{<topic>}:instances` | sorted set | the topic's live instances, score = heartbeat expiry (ms) |
+ * | `P:topics` | set | the topics that have an instance registry (for the reaper and `inspect()`) |
  * | `P:dead-letters` | stream | dead letters nobody subscribes to (bounded) |
+ * | `P:schedule:<name>` | string | a cron schedule's state (`_schedule.ts`) |
+ *
+ * A partitioned topic (`partitions: N`) has N such key sets, one per partition `i`, tagged
+ * `{<topic>#<i>}` (partition 0 keeps `{<topic>}`), so its partitions spread over the shards.
  *
  * Redis consumer groups on `P<topic>` (and on its retry streams): a competing handler group
  * `billing` is the Redis group `billing`; each instance of a broadcast group `cache` has a Redis
@@ -23,26 +31,56 @@
 
 import type { SubscriptionSpec } from "../../transport.ts";
 
+/** The hash-tagged part of a topic's (or one partition's) keys: `{<topic>}`. */
+function tag(topic: string): string {
+  return `{${topic}}`;
+}
+
 /** The keys of one transport. */
 export const keys = {
   /** The topic's stream. */
-  stream: (p: string, topic: string): string => `${p}${topic}`,
+  stream: (p: string, topic: string): string => `${p}${tag(topic)}`,
   /** Retry stream of one Redis group. */
   retries: (p: string, topic: string, redisGroup: string): string =>
-    `${p}${topic}:retries:${redisGroup}`,
+    `${p}${tag(topic)}:retries:${redisGroup}`,
   /** Delayed-retry sorted set of one Redis group. */
   delayed: (p: string, topic: string, redisGroup: string): string =>
-    `${p}${topic}:delayed:${redisGroup}`,
+    `${p}${tag(topic)}:delayed:${redisGroup}`,
   /** Delayed publishes of the topic (`_scheduled.ts`). */
-  scheduled: (p: string, topic: string): string => `${p}${topic}:scheduled`,
+  scheduled: (p: string, topic: string): string => `${p}${tag(topic)}:scheduled`,
   /** Dedupe marker. */
   dedupe: (p: string, topic: string, dedupeKey: string): string =>
-    `${p}${topic}:dedupe:${dedupeKey}`,
-  /** Live-instance registry. */
-  instances: (p: string): string => `${p}:instances`,
+    `${p}${tag(topic)}:dedupe:${dedupeKey}`,
+  /** Live-instance registry of one topic. */
+  instances: (p: string, topic: string): string => `${p}${tag(topic)}:instances`,
+  /** The topics that have a live-instance registry. */
+  topics: (p: string): string => `${p}:topics`,
   /** Dead-letter store. */
   deadLetters: (p: string): string => `${p}:dead-letters`,
 };
+
+/** The name whose keys hold partition `i` of `topic`: the topic itself for 0, else `<topic>#<i>`. */
+export function partName(topic: string, i: number): string {
+  return i === 0 ? topic : `${topic}#${i}`;
+}
+
+/** The topic and partition of a {@linkcode partName}. */
+export function parsePartName(name: string): { topic: string; partition: number } {
+  const hash = name.lastIndexOf("#");
+  return hash < 0
+    ? { topic: name, partition: 0 }
+    : { topic: name.slice(0, hash), partition: Number(name.slice(hash + 1)) };
+}
+
+/** FNV-1a (32 bits) of a string: picks the partition of a message `key`. */
+export function hashKey(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
 
 /** The Redis consumer group of a subscription. */
 export function redisGroup(spec: SubscriptionSpec): string {

@@ -21,6 +21,7 @@
 
 import type { Clock, Logger, TimerHandle } from "@fw/runtime";
 import type { RedisClient } from "../../_redis.ts";
+import { sendCommandAt } from "../../_redis_cluster.ts";
 import type { Envelope } from "../../envelope.ts";
 import type { Admission, Delivery, DeliveryListener, SubscriptionSpec } from "../../transport.ts";
 import { decodeEntry, keys, redisGroup, type StreamEntry } from "./_keys.ts";
@@ -154,7 +155,10 @@ export class Reader {
           needGroups = false;
         }
         if (this.#clientId === undefined) {
-          this.#clientId = String(await o.conn.sendCommand(["CLIENT", "ID"]));
+          // On a cluster: the connection to the node that serves this topic's slot.
+          this.#clientId = String(
+            await sendCommandAt(o.conn, this.#streams[0], ["CLIENT", "ID"]),
+          );
         }
         const room = o.prefetch - this.held;
         if (room <= 0) {
@@ -448,7 +452,10 @@ export class Reader {
       this.#room?.();
       this.#wake?.();
       if (this.#clientId !== undefined) {
-        await settleBy(this.#o.main.sendCommand(["CLIENT", "UNBLOCK", this.#clientId]), end);
+        await settleBy(
+          sendCommandAt(this.#o.main, this.#streams[0], ["CLIENT", "UNBLOCK", this.#clientId]),
+          end,
+        );
       }
     }
     return await settleBy(this.done, end);

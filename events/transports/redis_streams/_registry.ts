@@ -1,6 +1,7 @@
 /**
- * Internal to the Redis Streams transport: the registry of live instances (a sorted set scored
- * by heartbeat expiry), the reaper that cleans up after instances that are gone, and the safe
+ * Internal to the Redis Streams transport: the registry of live instances (per topic, a sorted
+ * set scored by heartbeat expiry, in the topic's slot so that reaping is one script; the set
+ * `P:topics` lists the topics that have one), the reaper that cleans up after instances that are gone, and the safe
  * trimming of topic streams.
  *
  * - Heartbeat: every live subscription's member gets a new expiry every third of the TTL.
@@ -20,17 +21,32 @@ import type { RedisClient } from "../../_redis.ts";
 import { keys, parseInstanceMember } from "./_keys.ts";
 import { REAP } from "./_scripts.ts";
 
-/** Writes new expiries for the members. */
+/** Writes new expiries for the members (one registry per topic) and lists their topics. */
 export async function beat(
   redis: RedisClient,
   prefix: string,
   members: readonly string[],
   expiresAt: number,
 ): Promise<void> {
-  if (members.length === 0) return;
-  const args = ["ZADD", keys.instances(prefix)];
-  for (const m of members) args.push(String(expiresAt), m);
-  await redis.sendCommand(args);
+  const byTopic = new Map<string, string[]>();
+  for (const m of members) {
+    const topic = parseInstanceMember(m)?.t;
+    if (topic === undefined) continue;
+    const args = byTopic.get(topic) ?? ["ZADD", keys.instances(prefix, topic)];
+    args.push(String(expiresAt), m);
+    byTopic.set(topic, args);
+  }
+  if (byTopic.size === 0) return;
+  await Promise.all([
+    redis.sendCommand(["SADD", keys.topics(prefix), ...byTopic.keys()]),
+    ...[...byTopic.values()].map((args) => redis.sendCommand(args)),
+  ]);
+}
+
+/** The topics that have an instance registry. */
+export async function registeredTopics(redis: RedisClient, prefix: string): Promise<string[]> {
+  const topics = await redis.sendCommand(["SMEMBERS", keys.topics(prefix)]) as unknown[];
+  return (topics ?? []).map(String);
 }
 
 /**
@@ -46,13 +62,10 @@ export async function reapMember(
   now: number,
 ): Promise<number> {
   const r = parseInstanceMember(member);
-  if (!r) {
-    await redis.sendCommand(["ZREM", keys.instances(prefix), member]);
-    return -1;
-  }
+  if (!r) return -1;
   return Number(
     await REAP.run(redis, [
-      keys.instances(prefix),
+      keys.instances(prefix, r.t),
       keys.stream(prefix, r.t),
       keys.retries(prefix, r.t, r.g),
       keys.delayed(prefix, r.t, r.g),
@@ -60,33 +73,41 @@ export async function reapMember(
   );
 }
 
-/** Reaps every member whose heartbeat expired. */
+/** Reaps every member whose heartbeat expired, topic by topic. */
 export async function reap(
   redis: RedisClient,
   prefix: string,
   now: number,
   logger?: Logger,
 ): Promise<void> {
-  const expired = await redis.sendCommand([
-    "ZRANGEBYSCORE",
-    keys.instances(prefix),
-    "-inf",
-    String(now),
-    "LIMIT",
-    "0",
-    "100",
-  ]) as string[];
-  for (const member of expired ?? []) {
-    const held = await reapMember(redis, prefix, member, now);
-    const r = parseInstanceMember(member);
-    if (held >= 0 && r?.k === "b") {
-      logger?.warn("redis streams: removed the group of a broadcast instance that is gone", {
-        topic: r.t,
-        group: r.g,
-        discardedPending: held,
-      });
+  // One look per topic, sent together (node-redis pipelines them; on a cluster, per shard).
+  await Promise.all((await registeredTopics(redis, prefix)).map(async (topic) => {
+    const registry = keys.instances(prefix, topic);
+    const expired = await redis.sendCommand([
+      "ZRANGEBYSCORE",
+      registry,
+      "-inf",
+      String(now),
+      "LIMIT",
+      "0",
+      "100",
+    ]) as string[];
+    for (const member of expired ?? []) {
+      const r = parseInstanceMember(member);
+      if (!r || r.t !== topic) {
+        await redis.sendCommand(["ZREM", registry, member]);
+        continue;
+      }
+      const held = await reapMember(redis, prefix, member, now);
+      if (held >= 0 && r.k === "b") {
+        logger?.warn("redis streams: removed the group of a broadcast instance that is gone", {
+          topic: r.t,
+          group: r.g,
+          discardedPending: held,
+        });
+      }
     }
-  }
+  }));
 }
 
 /** Compares two stream ids (`ms-seq`). */

@@ -94,12 +94,17 @@ export class ScheduledMovers {
   }
 
   /**
-   * Stores a delayed publish. Those of one topic made in the same turn of the event loop (without
-   * a `dedupeKey`) go out as one script call.
+   * Stores a delayed publish in the scheduled set of `topic` (the envelope's topic, or the name
+   * of its partition). Those of one topic made in the same turn of the event loop (without a
+   * `dedupeKey`) go out as one script call.
    */
-  publish(main: RedisClient, envelope: Envelope, at: number): Promise<void> {
+  publish(
+    main: RedisClient,
+    envelope: Envelope,
+    at: number,
+    topic: string = envelope.topic,
+  ): Promise<void> {
     const o = this.#o;
-    const topic = envelope.topic;
     const set = keys.scheduled(o.prefix, topic);
     const member = scheduledMember(envelope, o.clock.now());
     this.arm(topic, at);

@@ -2,7 +2,7 @@
  * `kvStreamTransport({ url, keyPrefix })`: a persistent, multi-process transport on Redis Streams
  * (Redis 7.0 or later).
  *
- * - A publish appends the envelope to the topic's stream `<keyPrefix><topic>` (one Lua script:
+ * - A publish appends the envelope to the topic's stream `<keyPrefix>{<topic>}` (one Lua script:
  *   the `dedupeKey` check and the `XADD`), when the topic has a stream, that is, when some group
  *   ever subscribed. Topics nobody subscribes to get nothing, as on the other transports.
  * - A handler group is a Redis consumer group on that stream (competing: its instances share the
@@ -27,6 +27,7 @@ import {
   type RedisClient,
   type RedisConnections,
 } from "../../_redis.ts";
+import { sendCommandAt } from "../../_redis_cluster.ts";
 import type { Envelope } from "../../envelope.ts";
 import type {
   DeliveryListener,
@@ -39,7 +40,7 @@ import type {
 } from "../../transport.ts";
 import { Deadlines, settleBy } from "./_deadline.ts";
 import { inspectRedis } from "./_inspect.ts";
-import { instanceMember, keys, redisGroup } from "./_keys.ts";
+import { hashKey, instanceMember, keys, partName, redisGroup } from "./_keys.ts";
 import {
   type KvStreamTransportOptions,
   OWNER,
@@ -187,38 +188,85 @@ export class KvStreamTransport implements Transport {
       return this.#bounded(topic, this.#connect()).then(() => this.publish(envelope, options));
     }
     const at = options?.deliverAt;
+    const part = this.#partOf(envelope);
     if (at !== undefined && at > this.#o.clock.now()) {
-      return this.#bounded(topic, this.#scheduled.publish(main, envelope, at));
+      const run = this.#scheduled.publish(main, envelope, at, part).then(() =>
+        this.#replicated(main, part)
+      );
+      return this.#bounded(topic, run);
     }
     const k = envelope.dedupeKey;
     if (typeof k === "string") {
       const p = this.#o.prefix;
-      const run = PUBLISH.run(main, [keys.stream(p, topic), keys.dedupe(p, topic, k)], [
+      const run = PUBLISH.run(main, [keys.stream(p, part), keys.dedupe(p, part, k)], [
         JSON.stringify(envelope),
         String(this.#o.dedupeWindow),
         "s",
-      ]);
+      ]).then(() => this.#replicated(main, part));
       return this.#bounded(topic, run);
     }
-    // Publishes of one topic in the same turn of the event loop go out as one script call.
-    let batch = this.#batches.get(topic);
+    // Publishes of one topic (partition) in the same turn of the event loop go out as one call.
+    let batch = this.#batches.get(part);
     if (!batch) {
       const bodies: string[] = [];
       const done = Promise.resolve().then(() => {
-        this.#batches.delete(topic);
-        return this.#flush(main, topic, bodies);
+        this.#batches.delete(part);
+        return this.#flush(main, part, bodies);
       });
       batch = { bodies, done: this.#bounded(topic, done) };
-      this.#batches.set(topic, batch);
+      this.#batches.set(part, batch);
     }
     batch.bodies.push(JSON.stringify(envelope));
     return batch.done;
+  }
+
+  /**
+   * The partition whose keys take `envelope`: that of its `key`, else of its `dedupeKey` (so a
+   * repeat meets its dedupe marker), else the next in turn. The topic itself with one partition.
+   */
+  #partOf(envelope: Envelope): string {
+    const topic = envelope.topic;
+    const n = this.#o.partitionsOf(topic);
+    if (n === 1) return topic;
+    const by = envelope.key ?? envelope.dedupeKey;
+    const i = typeof by === "string" ? hashKey(by) % n : (this.#turn = (this.#turn + 1) % n);
+    return partName(topic, i);
+  }
+  #turn = 0;
+
+  /** The names whose keys hold `topic`'s partitions. */
+  #parts(topic: string): string[] {
+    return Array.from({ length: this.#o.partitionsOf(topic) }, (_, i) => partName(topic, i));
   }
 
   async #flush(main: RedisClient, topic: string, bodies: string[]): Promise<void> {
     const stream = keys.stream(this.#o.prefix, topic);
     for (let i = 0; i < bodies.length; i += PUBLISH_CHUNK) {
       await PUBLISH_MANY.run(main, [stream], bodies.slice(i, i + PUBLISH_CHUNK));
+    }
+    await this.#replicated(main, topic);
+  }
+
+  /**
+   * With `waitForReplicas`, waits (`WAIT`, on the connection that wrote, the topic's master on a
+   * cluster) until that many replicas have this connection's writes.
+   *
+   * @throws {Error} When fewer replicas confirmed within `waitForReplicasMs`.
+   */
+  async #replicated(main: RedisClient, topic: string): Promise<void> {
+    const o = this.#o;
+    if (o.waitReplicas === 0) return;
+    const acked = Number(
+      await sendCommandAt(main, keys.stream(o.prefix, topic), [
+        "WAIT",
+        String(o.waitReplicas),
+        String(o.waitReplicasMs),
+      ]),
+    );
+    if (acked < o.waitReplicas) {
+      throw new Error(
+        `only ${acked} of ${o.waitReplicas} replicas confirmed the write within ${o.waitReplicasMs} ms (waitForReplicas); it may be lost if the master fails now, and may be delivered: publish again`,
+      );
     }
   }
 
@@ -258,8 +306,33 @@ export class KvStreamTransport implements Transport {
     if (this.#closed) {
       throw new Error(`Cannot subscribe to topic "${spec.topic}": the transport is closed`);
     }
-    const o = this.#o;
     const connections = await this.#connect();
+    const locals: Local[] = [];
+    try {
+      for (const part of this.#parts(spec.topic)) {
+        locals.push(await this.#subscribePart(connections, { ...spec, topic: part }, listener));
+      }
+    } catch (err) {
+      await Promise.all(locals.map((l) => this.#leave(l)));
+      throw new Error(
+        `Cannot subscribe to topic "${spec.topic}" on Redis at ${this.#where}: ${
+          (err as Error)?.message
+        }`,
+        { cause: err },
+      );
+    }
+    for (const local of locals) local.reader.start();
+    this.#startHeartbeat();
+    return { close: () => Promise.all(locals.map((l) => this.#leave(l))).then(() => {}) };
+  }
+
+  /** Joins one partition (`spec.topic` is its name): its groups, registry entry and reader. */
+  async #subscribePart(
+    connections: RedisConnections,
+    spec: SubscriptionSpec,
+    listener: DeliveryListener,
+  ): Promise<Local> {
+    const o = this.#o;
     const conn = await connections.dedicated();
     const reader = new Reader({
       spec,
@@ -281,18 +354,11 @@ export class KvStreamTransport implements Transport {
       await beat(connections.main, o.prefix, [local.member], o.clock.now() + o.ttl);
     } catch (err) {
       await closeRedisClient(conn);
-      throw new Error(
-        `Cannot subscribe to topic "${spec.topic}" on Redis at ${this.#where}: ${
-          (err as Error)?.message
-        }`,
-        { cause: err },
-      );
+      throw err;
     }
     this.#locals.add(local);
     this.#scheduled.watch(connections.main, spec.topic);
-    reader.start();
-    this.#startHeartbeat();
-    return { close: () => this.#leave(local) };
+    return local;
   }
 
   async #leave(local: Local): Promise<void> {
@@ -342,7 +408,8 @@ export class KvStreamTransport implements Transport {
    */
   deadLetter(envelope: Envelope): Promise<void> {
     const run = this.#connect().then(async (c) => {
-      const added = await PUBLISH.run(c.main, [keys.stream(this.#o.prefix, envelope.topic)], [
+      const part = this.#partOf(envelope);
+      const added = await PUBLISH.run(c.main, [keys.stream(this.#o.prefix, part)], [
         JSON.stringify(envelope),
         "",
         "g",
@@ -363,8 +430,10 @@ export class KvStreamTransport implements Transport {
     const main = (await this.#connect()).main;
     const p = this.#o.prefix;
     const g = redisGroup({ topic, group, distribution: "competing", instanceId: "" });
-    await main.sendCommand(["XGROUP", "DESTROY", keys.stream(p, topic), g]).catch(() => {});
-    await main.sendCommand(["DEL", keys.retries(p, topic, g), keys.delayed(p, topic, g)]);
+    for (const part of this.#parts(topic)) {
+      await main.sendCommand(["XGROUP", "DESTROY", keys.stream(p, part), g]).catch(() => {});
+      await main.sendCommand(["DEL", keys.retries(p, part, g), keys.delayed(p, part, g)]);
+    }
   }
 
   /** Each Redis group's lag, pending entries, retries and oldest age (`XINFO GROUPS`). */

@@ -5,8 +5,9 @@
  * is killed with SIGKILL mid-delivery. Every message must be handled at least once; the test
  * prints the duplicate count.
  *
- * It runs the full 10,000 messages (about 11 s on the development machine); `FW_CHAOS_MESSAGES`
- * sets another count, and `deno task chaos:redis` runs it alone.
+ * It runs the full 10,000 messages (about 11 s on the development machine), then the same with
+ * the topic over three partitions (`partitions: 3`, keyed); `FW_CHAOS_MESSAGES`
+ * sets another count, and `deno task chaos:redis` runs them alone.
  *
  * @module
  */
@@ -36,10 +37,10 @@ class ConsumerProcess {
   readonly #onHandled: (n: number) => void;
   #stderr = "";
 
-  constructor(url: string, prefix: string, onHandled: (n: number) => void) {
+  constructor(url: string, prefix: string, partitions: number, onHandled: (n: number) => void) {
     this.#onHandled = onHandled;
     this.#child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--config", config, fixture, url, prefix],
+      args: ["run", "-A", "--config", config, fixture, url, prefix, String(partitions)],
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -100,95 +101,113 @@ async function until(check: () => boolean, ms: number, what: string, detail = ()
   }
 }
 
-Deno.test({
-  name:
-    `kvStreamTransport chaos: ${MESSAGES} messages from ${PUBLISHERS} publishers, Redis restarted twice, a consumer SIGKILLed mid-delivery: none lost`,
-  fn: async () => {
-    const server = await RedisServer.start();
-    const prefix = "chaos:";
-    const seen = new Set<number>();
-    let handledLines = 0;
-    const onHandled = (n: number) => {
-      handledLines++;
-      seen.add(n);
-    };
-    const transport = new KvStreamTransport({
-      url: server.url,
-      keyPrefix: prefix,
-      publishTimeoutMs: 3000,
-    });
-    const bus = new EventBus({
-      transports: { redis: transport },
-      logger: createLogger({ level: "error" }),
-    });
-    const publish = getPublisher(Job, { bus });
-    const victim = new ConsumerProcess(server.url, prefix, onHandled);
-    const survivor = new ConsumerProcess(server.url, prefix, onHandled);
-    const faults: string[] = [];
-    let publishErrors = 0;
-    try {
-      await until(
-        () => victim.ready && survivor.ready,
-        60_000,
-        "both consumers to subscribe",
-        () => victim.stderr + survivor.stderr,
-      );
-      let next = 0;
-      const publisher = async () => {
-        while (next < MESSAGES) {
-          const n = next++;
-          for (;;) {
-            try {
-              await publish({ n }, { messageId: `chaos-${n}` });
-              break;
-            } catch {
-              publishErrors++; // Redis is down: publish again (never vanish, at worst a duplicate)
-              await new Promise((r) => setTimeout(r, 100));
-            }
+/** The chaos run: `partitions` streams for the topic, in the publisher and both consumers. */
+async function chaos(MESSAGES: number, partitions: number): Promise<void> {
+  const server = await RedisServer.start();
+  const prefix = "chaos:";
+  const seen = new Set<number>();
+  let handledLines = 0;
+  const onHandled = (n: number) => {
+    handledLines++;
+    seen.add(n);
+  };
+  const transport = new KvStreamTransport({
+    url: server.url,
+    keyPrefix: prefix,
+    publishTimeoutMs: 3000,
+    partitions,
+  });
+  const bus = new EventBus({
+    transports: { redis: transport },
+    logger: createLogger({ level: "error" }),
+  });
+  const publish = getPublisher(Job, { bus });
+  const victim = new ConsumerProcess(server.url, prefix, partitions, onHandled);
+  const survivor = new ConsumerProcess(server.url, prefix, partitions, onHandled);
+  const faults: string[] = [];
+  let publishErrors = 0;
+  try {
+    await until(
+      () => victim.ready && survivor.ready,
+      60_000,
+      "both consumers to subscribe",
+      () => victim.stderr + survivor.stderr,
+    );
+    let next = 0;
+    const publisher = async () => {
+      while (next < MESSAGES) {
+        const n = next++;
+        for (;;) {
+          try {
+            await publish({ n }, { messageId: `chaos-${n}`, key: `k${n % 64}` });
+            break;
+          } catch {
+            publishErrors++; // Redis is down: publish again (never vanish, at worst a duplicate)
+            await new Promise((r) => setTimeout(r, 100));
           }
         }
-      };
-      const chaos = async () => {
-        const at = (share: number) =>
-          until(() => seen.size >= MESSAGES * share, 120_000, `${share * 100}% handled`);
-        await at(0.15);
-        await server.down();
-        faults.push(`restart 1 at ${seen.size} handled`);
-        await new Promise((r) => setTimeout(r, 300));
-        await server.up();
-        await at(0.4);
-        await until(() => victim.running > 0, 30_000, "the victim to be mid-delivery");
-        faults.push(`SIGKILL with ${victim.running} deliveries running, at ${seen.size} handled`);
-        await victim.kill("SIGKILL");
-        await at(0.6);
-        await server.down();
-        faults.push(`restart 2 at ${seen.size} handled`);
-        await new Promise((r) => setTimeout(r, 300));
-        await server.up();
-      };
-      await Promise.all([chaos(), ...Array.from({ length: PUBLISHERS }, publisher)]);
+      }
+    };
+    const chaos = async () => {
+      const at = (share: number) =>
+        until(() => seen.size >= MESSAGES * share, 120_000, `${share * 100}% handled`);
+      await at(0.15);
+      await server.down();
+      faults.push(`restart 1 at ${seen.size} handled`);
+      await new Promise((r) => setTimeout(r, 300));
+      await server.up();
+      await at(0.4);
       await until(
-        () => seen.size === MESSAGES,
-        120_000,
-        "every message",
-        () => ` (${seen.size} of ${MESSAGES}) ${survivor.stderr}`,
+        () => victim.running > 0,
+        30_000,
+        "the victim to be mid-delivery",
+        () =>
+          ` (${seen.size} of ${MESSAGES} handled; victim started ${victim.started}, ended ${victim.handled.length}; survivor started ${survivor.started}, ended ${survivor.handled.length}) ${
+            victim.stderr.slice(-500)
+          }`,
       );
-      const duplicates = handledLines - seen.size;
-      console.log(
-        `chaos: ${MESSAGES} messages, ${seen.size} handled, ${duplicates} duplicates, ${publishErrors} publish errors retried; ${
-          faults.join("; ")
-        }; victim handled ${victim.handled.length}, survivor ${survivor.handled.length}`,
-      );
-      assert.equal(seen.size, MESSAGES);
-      assert.equal(faults.length, 3);
-    } finally {
-      await victim.kill();
-      await survivor.kill();
-      await bus.stop();
-      await server.destroy();
-    }
-  },
-});
+      faults.push(`SIGKILL with ${victim.running} deliveries running, at ${seen.size} handled`);
+      await victim.kill("SIGKILL");
+      await at(0.6);
+      await server.down();
+      faults.push(`restart 2 at ${seen.size} handled`);
+      await new Promise((r) => setTimeout(r, 300));
+      await server.up();
+    };
+    await Promise.all([chaos(), ...Array.from({ length: PUBLISHERS }, publisher)]);
+    await until(
+      () => seen.size === MESSAGES,
+      120_000,
+      "every message",
+      () => ` (${seen.size} of ${MESSAGES}) ${survivor.stderr}`,
+    );
+    const duplicates = handledLines - seen.size;
+    console.log(
+      `chaos (${partitions} partition${
+        partitions > 1 ? "s" : ""
+      }): ${MESSAGES} messages, ${seen.size} handled, ${duplicates} duplicates, ${publishErrors} publish errors retried; ${
+        faults.join("; ")
+      }; victim handled ${victim.handled.length}, survivor ${survivor.handled.length}`,
+    );
+    assert.equal(seen.size, MESSAGES);
+    assert.equal(faults.length, 3);
+  } finally {
+    await victim.kill();
+    await survivor.kill();
+    await bus.stop();
+    await server.destroy();
+  }
+}
+
+Deno.test(
+  `kvStreamTransport chaos: ${MESSAGES} messages from ${PUBLISHERS} publishers, Redis restarted twice, a consumer SIGKILLed mid-delivery: none lost`,
+  () => chaos(MESSAGES, 1),
+);
+
+Deno.test(
+  `kvStreamTransport chaos with 3 partitions: ${MESSAGES} messages, Redis restarted twice, a consumer SIGKILLed mid-delivery: none lost`,
+  () => chaos(MESSAGES, 3),
+);
 
 Deno.test("kvStreamTransport publish rejects within publishTimeoutMs while Redis is down", async () => {
   const server = await RedisServer.start();

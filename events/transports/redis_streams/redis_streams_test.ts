@@ -160,7 +160,7 @@ Deno.test("kvStreamTransport dead-letters entries that are not fw envelopes and 
       }),
     );
     await bus.start();
-    const stream = `${t.prefix}redis.job`;
+    const stream = `${t.prefix}{redis.job}`;
     await t.cmd("XADD", stream, "*", "e", "{not json");
     await t.cmd("XADD", stream, "*", "other", "field");
     await getPublisher(Job, { bus })({ n: 1 });
@@ -240,7 +240,7 @@ Deno.test("kvStreamTransport retries on the handler's back-off, timed by the inj
     await getPublisher(Job, { bus })({ n: 1 });
     await until(() => attempts.length === 1, 5000, "attempt 1");
     await until(
-      async () => Number(await t.cmd("ZCARD", `${t.prefix}redis.job:delayed:g`)) === 1,
+      async () => Number(await t.cmd("ZCARD", `${t.prefix}{redis.job}:delayed:g`)) === 1,
       5000,
       "the scheduled retry",
     );
@@ -250,7 +250,7 @@ Deno.test("kvStreamTransport retries on the handler's back-off, timed by the inj
     await clock.advance(1);
     await until(() => attempts.length === 2, 5000, "attempt 2 at 1 s");
     await until(
-      async () => Number(await t.cmd("ZCARD", `${t.prefix}redis.job:delayed:g`)) === 1,
+      async () => Number(await t.cmd("ZCARD", `${t.prefix}{redis.job}:delayed:g`)) === 1,
       5000,
       "the second retry",
     );
@@ -266,7 +266,7 @@ Deno.test("kvStreamTransport retries on the handler's back-off, timed by the inj
 
 Deno.test("kvStreamTransport takes over an entry a dead consumer held, as the next attempt", async () => {
   await withRedis(async (t) => {
-    const stream = `${t.prefix}redis.job`;
+    const stream = `${t.prefix}{redis.job}`;
     const bus = t.bus(t.transport({ claimGraceMs: 0 }));
     const got: Array<[number, number]> = [];
     await bus.add(
@@ -307,7 +307,7 @@ Deno.test("kvStreamTransport takes over an entry a dead consumer held, as the ne
 
 Deno.test("kvStreamTransport removes the Redis group of a broadcast instance that is gone", async () => {
   await withRedis(async (t) => {
-    const stream = `${t.prefix}redis.job`;
+    const stream = `${t.prefix}{redis.job}`;
     const clock = new ManualClock(1_000_000);
     const live = t.bus(t.transport({ clock, instanceTtlMs: 3000 }), clock);
     await live.add(
@@ -318,7 +318,7 @@ Deno.test("kvStreamTransport removes the Redis group of a broadcast instance tha
     // one's next heartbeat), its group holding an unacknowledged entry.
     const dead = JSON.stringify({ t: "redis.job", g: "cache~dead", c: "dead", k: "b" });
     await t.cmd("XGROUP", "CREATE", stream, "cache~dead", "$");
-    await t.cmd("ZADD", `${t.prefix}:instances`, String(clock.now() + 1000), dead);
+    await t.cmd("ZADD", `${t.prefix}{redis.job}:instances`, String(clock.now() + 1000), dead);
     await t.cmd("XADD", stream, "*", "e", "{}");
     const conn = await t.raw.dedicated();
     await conn.sendCommand(["XREADGROUP", "GROUP", "cache~dead", "dead", "STREAMS", stream, ">"]);
@@ -331,7 +331,7 @@ Deno.test("kvStreamTransport removes the Redis group of a broadcast instance tha
     await until(async () => (await groups()).length === 1, 30_000, "the dead group to go");
     assert.match((await groups())[0], /^cache~/);
     assert.notEqual((await groups())[0], "cache~dead");
-    assert.equal(await t.cmd("ZSCORE", `${t.prefix}:instances`, dead), null);
+    assert.equal(await t.cmd("ZSCORE", `${t.prefix}{redis.job}:instances`, dead), null);
   });
 });
 
@@ -404,10 +404,10 @@ Deno.test("kvStreamTransport keeps dead letters in Redis, bounded, and redrives 
 
 Deno.test("reapMember() never deletes a competing consumer that still holds entries", async () => {
   await withRedis(async (t) => {
-    const stream = `${t.prefix}redis.job`;
+    const stream = `${t.prefix}{redis.job}`;
     const member = JSON.stringify({ t: "redis.job", g: "g", c: "gone", k: "c" });
     await t.cmd("XGROUP", "CREATE", stream, "g", "$", "MKSTREAM");
-    await t.cmd("ZADD", `${t.prefix}:instances`, "1", member);
+    await t.cmd("ZADD", `${t.prefix}{redis.job}:instances`, "1", member);
     const id = String(await t.cmd("XADD", stream, "*", "e", "{}"));
     await t.cmd("XREADGROUP", "GROUP", "g", "gone", "STREAMS", stream, ">");
     const consumers = async () =>
@@ -417,6 +417,6 @@ Deno.test("reapMember() never deletes a competing consumer that still holds entr
     await t.cmd("XACK", stream, "g", id);
     assert.equal(await reapMember(t.raw.main, t.prefix, member, 2), 0);
     assert.deepEqual(await consumers(), []);
-    assert.equal(await t.cmd("ZSCORE", `${t.prefix}:instances`, member), null);
+    assert.equal(await t.cmd("ZSCORE", `${t.prefix}{redis.job}:instances`, member), null);
   });
 });

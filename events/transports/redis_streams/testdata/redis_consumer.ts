@@ -1,6 +1,6 @@
 /**
  * A consumer process for `redis_streams_chaos_test.ts`:
- * `deno run -A redis_consumer.ts <redis url> <key prefix>`. It handles topic `chaos.job` in group
+ * `deno run -A redis_consumer.ts <redis url> <key prefix> [partitions]`. It handles topic `chaos.job` in group
  * `workers` and prints `ready` once subscribed, then `s <n>` when a delivery starts and
  * `h <n> <attempt>` when it ends (each handler holds its message for a few ms, so a kill lands
  * mid-delivery).
@@ -12,7 +12,7 @@ import { EventBus, handler, Int, topic } from "@fw/events";
 import { kvStreamTransport } from "@fw/events/kvstore";
 import { createLogger } from "@fw/runtime";
 
-const [url, keyPrefix] = Deno.args;
+const [url, keyPrefix, partitions = "1"] = Deno.args;
 const Job = topic("chaos.job", { n: Int });
 const out = (line: string) => Deno.stdout.writeSync(new TextEncoder().encode(line + "\n"));
 
@@ -24,6 +24,7 @@ const bus = new EventBus({
       claimGraceMs: 500,
       instanceTtlMs: 3000,
       prefetch: 64,
+      partitions: Number(partitions),
     }),
   },
   logger: createLogger({ level: "error" }),
