@@ -31,9 +31,9 @@
  * measures a steady state rather than a backlog growing in memory.
  *
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
- * `--nats-messages <n>`, `--only bare,floor,memory,memory-traced,denokv,nats,nats-r3,sql`
+ * `--nats-messages <n>`, `--only bare,floor,memory,memory-traced,denokv,nats,nats-raw,nats-r3,sql`
  * (`denokv` runs `denokv-raw` and `denokv`; `nats` runs `nats-raw`, `nats`, `nats-r1` and
- * `nats-r3`; `nats-r3` the last two), `--traced` (only `memory` and `memory-traced`: every
+ * `nats-r3`; `nats-raw` the first two, without the cluster; `nats-r3` the last two), `--traced` (only `memory` and `memory-traced`: every
  * publish and delivery traced with an always-on sampler and a batching exporter,
  * `_bench_tracing.ts`; the table adds the median msg/s of both and their per-round ratios).
  *
@@ -356,7 +356,7 @@ if (!only || only.has("denokv")) {
     systems.push(["denokv", KV_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
   }
 }
-if (!only || only.has("nats")) {
+if (!only || only.has("nats") || only.has("nats-raw")) {
   const make = await natsBenchTransport();
   if (make) {
     systems.push(["nats-raw", NATS_MESSAGES, async (_c, n) => {
