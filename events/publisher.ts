@@ -19,6 +19,8 @@ import type { EventBus, PublishReceipt } from "./event_bus.ts";
 export type { PublishReceipt };
 import { isTopic, type PayloadOf, type Topic } from "./topic.ts";
 import { checkMaxDelay, type DueTime, dueTime } from "./schedule/_delay.ts";
+import { offerPublishTime, withdrawPublishTime } from "./_publish_time.ts";
+import type { TransportPublishOptions } from "./transport.ts";
 
 /** Publish options. */
 export interface PublishOptions {
@@ -235,16 +237,28 @@ export function getPublisher<S extends SchemaLike>(
     } catch (err) {
       return Promise.reject(err);
     }
-    if (due !== undefined) {
-      return bus.publishEnvelope(
-        envelope,
-        opts.tx === undefined
-          ? { deliverAt: due.deliverAt }
-          : { tx: opts.tx, deliverAt: due.deliverAt },
-      );
+    // The publish time is the start time of the delivery the memory broker makes inside this call.
+    offerPublishTime(bus.clock, envelope.publishedAt);
+    try {
+      return publishOn(bus, envelope, opts.tx, due);
+    } finally {
+      withdrawPublishTime();
     }
-    return opts.tx === undefined
-      ? bus.publishEnvelope(envelope)
-      : bus.publishEnvelope(envelope, { tx: opts.tx });
   };
+}
+
+/** Hands a built envelope to the bus, with the options the publish asked for. */
+function publishOn(
+  bus: EventBus,
+  envelope: Envelope,
+  tx: TransportPublishOptions["tx"],
+  due: DueTime | undefined,
+): Promise<PublishReceipt> {
+  if (due !== undefined) {
+    return bus.publishEnvelope(
+      envelope,
+      tx === undefined ? { deliverAt: due.deliverAt } : { tx, deliverAt: due.deliverAt },
+    );
+  }
+  return tx === undefined ? bus.publishEnvelope(envelope) : bus.publishEnvelope(envelope, { tx });
 }

