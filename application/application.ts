@@ -349,7 +349,7 @@ export class Application {
     const chain = this.#chain;
     if (chain === undefined) return this.#dispatch(req, info, values);
     // a new scope, not a nested one: see #dispatch
-    return runInNewContext(values as unknown as Record<string, unknown>, () => chain(req, info));
+    return runInNewContext(values as unknown as Record<string, unknown>, chain, req, info);
   }
 
   /**
