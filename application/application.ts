@@ -19,6 +19,7 @@ import {
   noopTracer,
   type Plugin,
   type RequestInfo,
+  type RequestObserver,
   type RouteHandler,
   type RouteRegistration,
   runInNewContext,
@@ -113,6 +114,8 @@ export class Application {
   readonly #plugins: Plugin[] = [];
   readonly #router: Router<RouteEntry>;
   readonly #middlewares: Middleware[] = [];
+  readonly #observers: RequestObserver[] = [];
+  #observe: RequestObserver | undefined = undefined;
   readonly #ctx: AppContext;
   #phase: Phase = "new";
   #warming?: Promise<void>;
@@ -171,6 +174,10 @@ export class Application {
       addMiddleware: (mw) => {
         if (this.#phase === "started") throw new Error("Cannot add a middleware after start()");
         this.#middlewares.push(mw);
+      },
+      observeRequests: (observer) => {
+        if (this.#phase === "started") throw new Error("Cannot observe requests after start()");
+        this.#observers.push(observer);
       },
       dispatch: (req, info) =>
         this.#handle(
@@ -293,6 +300,15 @@ export class Application {
       else generic.push(mw);
     }
     this.#providers = providers;
+    const observers = [...this.#observers];
+    this.#observe = observers.length <= 1 ? observers[0] : (method, route) => {
+      let dones: ((status: number) => void)[] | undefined;
+      for (const o of observers) {
+        const done = o(method, route);
+        if (done !== undefined) (dones ??= []).push(done);
+      }
+      return dones && ((status) => dones.forEach((done) => done(status)));
+    };
     if (generic.length === 0) {
       this.#handle = providers.length === 0
         ? (req, info) => this.#route(req, info)
@@ -333,7 +349,7 @@ export class Application {
     const chain = this.#chain;
     if (chain === undefined) return this.#dispatch(req, info, values);
     // a new scope, not a nested one: see #dispatch
-    return runInNewContext(values as unknown as Record<string, unknown>, () => chain(req, info));
+    return runInNewContext(values as unknown as Record<string, unknown>, chain, req, info);
   }
 
   /**
@@ -445,14 +461,26 @@ export class Application {
         match = this.#router.find("GET", path);
         head = match !== undefined;
       }
-      if (!match) return this.#miss(req, method, path);
+      if (!match) {
+        const observe = this.#observe;
+        if (observe === undefined) return this.#miss(req, method, path);
+        const done = observe(method, undefined);
+        const missed = this.#miss(req, method, path);
+        done?.(missed.status);
+        return missed;
+      }
     }
     const raw = match.params;
     const entry = match.value;
+    const observe = this.#observe;
+    const done = observe === undefined ? undefined : observe(method, match.pattern);
     let params: Record<string, string> = raw;
     for (const _ in raw) {
       const decoded = decodeParams(raw, entry.catchAll);
-      if (decoded instanceof Response) return decoded;
+      if (decoded instanceof Response) {
+        done?.(decoded.status);
+        return decoded;
+      }
       params = decoded;
       break;
     }
@@ -469,7 +497,8 @@ export class Application {
         ? runInSyncContext(store, () => entry.safe(req, params, info))
         : runInNewContext(store, () => entry.safe(req, params, info));
     }
-    return head ? Promise.resolve(res).then(stripBody) : res;
+    if (head) res = Promise.resolve(res).then(stripBody);
+    return done === undefined ? res : settle(res, done);
   }
 
   #miss(req: Request, method: string, path: string): Response {
@@ -502,6 +531,24 @@ export class Application {
     if (methods.includes("GET") && !methods.includes("HEAD")) methods.push("HEAD");
     return policy.preflight(req, methods.sort());
   }
+}
+
+/** Tells a request observer the status of a response once it is ready (500 if it failed). */
+function settle(
+  res: Response | Promise<Response>,
+  done: (status: number) => void,
+): Response | Promise<Response> {
+  if (res instanceof Response) {
+    done(res.status);
+    return res;
+  }
+  return res.then((r) => {
+    done(r.status);
+    return r;
+  }, (error) => {
+    done(500);
+    throw error;
+  });
 }
 
 /**

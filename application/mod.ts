@@ -177,6 +177,7 @@ export type {
   ProviderImpl,
   ProviderMap,
   RequestInfo,
+  RequestObserver,
   RequiredKeys,
   Resolved,
   RouteHandler,

@@ -1,16 +1,17 @@
 /**
- * The dashboard's request middleware: per route and method, it counts every request in the
- * route's window and times a sample of them (status and latency). The sample is decided before
- * the request goes in, over all routes: every request of the first {@linkcode SAMPLE_FROM} of a
- * second, then one in {@linkcode SAMPLE_EVERY}. So a request outside the sample costs a counter
- * and the route's window lookup: no clock or timer read, no promise callback.
+ * The dashboard's request observer (`AppContext.observeRequests`, not a middleware: no async
+ * context and no promise per request): per route and method, it counts every request in the
+ * route's window and times a sample of them (status and latency, from routing to the response).
+ * The sample is decided as the request is routed, over all routes: every request of the first
+ * {@linkcode SAMPLE_FROM} of a second, then one in {@linkcode SAMPLE_EVERY}. So a request
+ * outside the sample costs a counter and the route's window lookup: no clock or timer read, no
+ * callback.
  * Internal.
  *
  * @module
  */
 
-import { matchedRoute } from "@fw/application";
-import type { Clock, Middleware, TimerHandle } from "@fw/runtime";
+import type { Clock, RequestObserver, TimerHandle } from "@fw/runtime";
 import type { Stats } from "./_stats.ts";
 import type { Window } from "./_window.ts";
 
@@ -19,16 +20,16 @@ export const SAMPLE_FROM = 100;
 /** One request in this many is timed past the first {@linkcode SAMPLE_FROM} of a second. */
 export const SAMPLE_EVERY = 64;
 
-/** The middleware and the way to stop its ticker. */
+/** The observer and the way to stop its ticker. */
 export interface RequestCounter {
-  /** The middleware. */
-  readonly middleware: Middleware;
+  /** The request observer. */
+  readonly observer: RequestObserver;
   /** Stops its ticker (the application stops). */
   stop(): void;
 }
 
 /**
- * The middleware that feeds `stats` with the requests of the application.
+ * The request observer that feeds `stats` with the requests of the application.
  *
  * Requests are placed in the second they arrive in without a clock read each: a ticker set on
  * the clock for each second boundary moves the current second on while requests come, and stops
@@ -36,7 +37,7 @@ export interface RequestCounter {
  *
  * @param stats Where the windows are.
  * @param clock Time of the windows.
- * @returns The middleware and its stop.
+ * @returns The observer and its stop.
  */
 export function requestCounter(stats: Stats, clock: Clock): RequestCounter {
   // the current second's start (ms), while the ticker runs
@@ -66,25 +67,7 @@ export function requestCounter(stats: Stats, clock: Clock): RequestCounter {
     lastMethod = method;
     return last = stats.route(route, method);
   };
-  const timed = (
-    req: Request,
-    at: number,
-    start: number,
-    res: Promise<Response>,
-  ): Promise<Response> => {
-    return res.then((r) => {
-      const w = windowOf(matchedRoute(req), req.method);
-      w.tally(at);
-      w.observe(at, r.status >= 500, performance.now() - start);
-      return r;
-    }, (error) => {
-      const w = windowOf(matchedRoute(req), req.method);
-      w.tally(at);
-      w.observe(at, true, performance.now() - start);
-      throw error;
-    });
-  };
-  const middleware: Middleware = (req, _info, next) => {
+  const observer: RequestObserver = (method, route) => {
     if (ticker === undefined && !stopped) {
       const t = clock.now();
       now = t - (t % 1000);
@@ -92,26 +75,14 @@ export function requestCounter(stats: Stats, clock: Clock): RequestCounter {
       arm(t);
     }
     const at = now;
-    if (++seen <= SAMPLE_FROM || seen % SAMPLE_EVERY === 0) {
-      return timed(req, at, performance.now(), next());
-    }
-    const res = next();
-    // the router has usually matched by now (an async middleware inside may delay it)
-    const route = matchedRoute(req);
-    if (route !== undefined) {
-      windowOf(route, req.method).tally(at);
-      return res;
-    }
-    return res.then((r) => {
-      windowOf(matchedRoute(req), req.method).tally(at);
-      return r;
-    }, (error) => {
-      windowOf(matchedRoute(req), req.method).tally(at);
-      throw error;
-    });
+    const w = windowOf(route, method);
+    w.tally(at);
+    if (++seen > SAMPLE_FROM && seen % SAMPLE_EVERY !== 0) return undefined;
+    const start = performance.now();
+    return (status) => w.observe(at, status >= 500, performance.now() - start);
   };
   return {
-    middleware,
+    observer,
     stop() {
       stopped = true;
       if (ticker !== undefined) clock.clearTimeout(ticker);

@@ -94,7 +94,7 @@ export class Window {
 
   /**
    * Counts one event whose outcome is recorded apart (with {@linkcode Window.observe}), or not
-   * at all: the dashboard's request middleware times a sample of the requests.
+   * at all: the dashboard's request observer times a sample of the requests.
    *
    * @param nowMs Clock time in ms.
    */

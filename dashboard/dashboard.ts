@@ -16,8 +16,9 @@
  *   `traces` given in the options. Without the dashboard nothing of this is loaded or run.
  *
  * The page reads one Server-Sent Events stream while it is open; with no page open, the
- * dashboard costs one middleware call per request and a counter per event; under load it times
- * a sample of each route's requests (all of the first 100 of a second, then one in eight).
+ * dashboard costs one request-observer call per request (`AppContext.observeRequests`: no
+ * middleware, so no async context or promise of its own) and a counter per event; under load it
+ * times a sample of each route's requests (all of the first 100 of a second, then one in 64).
  *
  * Security: `secure` is required. `{ roles }` / `{ scopes }` guard every API call through the
  * application's `.secure()` rules (use `oauth()`: no token answers 401, a missing role 403);
@@ -122,8 +123,13 @@ export function dashboard(options: DashboardOptions): DashboardPlugin {
         ctx.setTracer(tracer = new RingTracer(ctx.tracer, ring, () => base));
         traces = ring;
       }
+      if (ctx.observeRequests === undefined) {
+        throw new Error(
+          "dashboard() needs an application context with observeRequests(): use it with application()",
+        );
+      }
       requests = requestCounter(s, clock);
-      ctx.addMiddleware(requests.middleware);
+      ctx.observeRequests(requests.observer);
     },
     warmup(ctx: AppContext) {
       if (ctx.meter !== meter) {

@@ -165,6 +165,7 @@ export type {
   Middleware,
   Plugin,
   RequestInfo,
+  RequestObserver,
   RouteHandler,
   RouteRegistration,
   ServerInfo,

@@ -48,6 +48,22 @@ export type Middleware = (
   next: () => Promise<Response>,
 ) => Promise<Response>;
 
+/**
+ * A light observer of the requests the router answers (`AppContext.observeRequests`), far
+ * cheaper than a {@linkcode Middleware}: no async context, no promise per request, and nothing
+ * at all for applications without one. It is called as the router has matched the request and
+ * before the handler runs, with the request's method and the matched route pattern (`undefined`
+ * when no route matched: 404, 405 and preflight answers). It may return a function that is told
+ * the response's status once the response is ready (500 when the handler threw), so the
+ * observer can time the requests it samples (from routing to the response: middlewares'
+ * own time is not included). Requests a middleware answers without calling `next()` are not
+ * seen. An observer must not throw.
+ */
+export type RequestObserver = (
+  method: string,
+  route: string | undefined,
+) => ((status: number) => void) | undefined;
+
 /** A route added by a plugin. */
 export interface RouteRegistration {
   /** HTTP method in upper case. */
@@ -114,6 +130,11 @@ export interface AppContext {
   addRoute(route: RouteRegistration): void;
   /** Adds a middleware around every request. */
   addMiddleware(mw: Middleware): void;
+  /**
+   * Adds a {@linkcode RequestObserver}, called for every routed request (during setup or
+   * warmup). Optional so that hand-made contexts in tests need not provide it.
+   */
+  observeRequests?(observer: RequestObserver): void;
   /** Routes a request through the middlewares and the router (for server plugins such as `http()`). */
   dispatch(req: Request, info?: Partial<RequestInfo>): Response | Promise<Response>;
   /** Records the listening address (server plugins, on start and stop). */
