@@ -49,7 +49,55 @@ export {
   useContext,
   Uuid,
 } from "@fw/runtime";
-export type { AppContext, AuthUser, InferSchema, Schema, SchemaLike } from "@fw/runtime";
+export type {
+  AppContext,
+  AuthUser,
+  Clock,
+  Container,
+  Counter,
+  Described,
+  Histogram,
+  HttpSettings,
+  InferSchema,
+  InferShape,
+  InstrumentOptions,
+  Lifetime,
+  LoaderManifest,
+  Logger,
+  LogLevel,
+  Meter,
+  MetricAttributes,
+  Middleware,
+  ModuleMap,
+  NumericBase,
+  ObjectSchema,
+  OptionalKeys,
+  OptionalSchema,
+  Plugin,
+  Provider,
+  ProviderImpl,
+  ProviderMap,
+  RequestInfo,
+  RequiredKeys,
+  Resolved,
+  RouteHandler,
+  RouteRegistration,
+  Schema,
+  SchemaFormat,
+  SchemaKind,
+  SchemaLike,
+  SchemaNode,
+  SchemaShape,
+  Scope,
+  ServerInfo,
+  Simplify,
+  StreamSchema,
+  StringBase,
+  TimerHandle,
+  ValidationIssue,
+  ValidationResult,
+  Validator,
+} from "@fw/runtime";
 export {
   deadLetterTopic,
   isTopic,
@@ -87,3 +135,6 @@ export type {
 } from "./schedule/schedule_types.ts";
 export type { DeliveryOutcome, EventContext } from "./consumer.ts";
 export { events, type EventsOptions, type EventsPlugin } from "./events_plugin.ts";
+// Every type of `@fw/events` (those the plugin's options and accessors name, and theirs):
+// type-only, so it loads nothing at run time.
+export type * from "./mod.ts";

@@ -22,12 +22,12 @@ const SOURCE = "api({ openapi })";
  * @param document The document to serve, or a function that builds it on the first request for
  *   it (its JSON text is then kept).
  */
-export async function serveOpenApi(
+export function serveOpenApi(
   ctx: AppContext,
   prefix: string,
   config: ResolvedOpenApiConfig,
   document: OpenApiDocument | (() => OpenApiDocument),
-): Promise<void> {
+): void {
   if (config.path === undefined) return;
   const specPath = prefix + config.path;
   const text = () =>
