@@ -315,7 +315,7 @@ export function api(options: ApiOptions = {}): ApiPlugin {
           openApiDocument(routes, { ...openapi.options, globalThrows, prefix, maxBodyBytes });
         // Development: build it now, so a route that cannot be documented fails start-up.
         // Production: build it on the first request for it; a cold start does not pay for it.
-        await serveOpenApi(ctx, prefix, openapi, ctx.production ? build : build());
+        serveOpenApi(ctx, prefix, openapi, ctx.production ? build : build());
       }
     },
   };

@@ -29,17 +29,17 @@ import { isHandlerDefinition } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { isScheduleDefinition } from "./schedule/schedule.ts";
 import type { ScheduleDefinition } from "./schedule/schedule_types.ts";
-import { attachScheduler, Scheduler } from "./schedule/scheduler.ts";
-import { type LocalBroker, serveLocalBroker } from "./transports/http_broker/local_broker.ts";
+import type { Scheduler } from "./schedule/scheduler.ts";
+import type { LocalBroker } from "./transports/http_broker/local_broker.ts";
 import { MemoryBroker } from "./transports/memory_broker.ts";
 import { activateBus, attachBus } from "./publisher.ts";
 import { createTransportRouter, type RouteRule } from "./routing.ts";
 import type { Transport } from "./transport.ts";
-import { httpBrokerTransport } from "./transports/http_broker/http_broker.ts";
-import {
-  eventServerTransport,
-  type EventServerTransportOptions,
-} from "./transports/eventserver/eventserver.ts";
+import type { EventServerTransportOptions } from "./transports/eventserver/eventserver.ts";
+// The scheduler, the local broker, the HTTP broker client and the managed Event Server transport
+// load with `await import()` when the options call for them (with the unstable
+// `lazy-dynamic-imports`, Deno then reads them only then): an app on the in-process broker with
+// no schedule starts without them.
 
 /** Options of {@linkcode events}. */
 export interface EventsOptions {
@@ -116,7 +116,7 @@ function checkList(
   });
 }
 
-function checkOptions(o: EventsOptions & { transport?: Transport }): void {
+function checkOptions(o: EventsOptions): void {
   if (typeof o !== "object" || o === null) {
     throw new TypeError("Invalid events() options: expected an object");
   }
@@ -129,7 +129,10 @@ function checkOptions(o: EventsOptions & { transport?: Transport }): void {
     );
   }
   for (
-    const [k, t] of Object.entries(o.transports ?? (o.transport ? { transport: o.transport } : {}))
+    const [k, t] of Object.entries(
+      o.transports ??
+        (o.transport && o.transport !== "eventserver" ? { transport: o.transport } : {}),
+    )
   ) {
     if (!t || typeof t.publish !== "function" || typeof t.subscribe !== "function") {
       throw new TypeError(`Invalid events() transport "${k}": expected a transport object`);
@@ -161,23 +164,30 @@ function checkOptions(o: EventsOptions & { transport?: Transport }): void {
   }
 }
 
-/** The explicit transport: the one given, or the managed one for `transport: "eventserver"`. */
-function explicitTransport(o: EventsOptions): Transport | undefined {
-  if (typeof o !== "object" || o === null) return undefined;
+/** Checks `transport` when it is a name: only `"eventserver"`, with its `eventServer` settings. */
+function checkTransportName(o: EventsOptions): void {
+  if (typeof o !== "object" || o === null) return;
   if (o.transport === "eventserver") {
     if (typeof o.eventServer !== "object" || o.eventServer === null) {
       throw new TypeError(
         'Invalid events() options: transport "eventserver" needs "eventServer": { origin, audience, contractVersion, tokenSource }',
       );
     }
-    return eventServerTransport(o.eventServer);
-  }
-  if (typeof o.transport === "string") {
+  } else if (typeof o.transport === "string") {
     throw new TypeError(
       `Invalid events() option "transport": expected a transport object or "eventserver", got "${o.transport}"`,
     );
   }
-  return o.transport;
+}
+
+/**
+ * The explicit transport: the one given, or the managed one for `transport: "eventserver"` (its
+ * module loads here, at start-up, and its settings are checked here).
+ */
+async function explicitTransport(o: EventsOptions): Promise<Transport | undefined> {
+  if (o.transport !== "eventserver") return o.transport;
+  const { eventServerTransport } = await import("./transports/eventserver/eventserver.ts");
+  return eventServerTransport(o.eventServer!);
 }
 
 /** Definitions exported by discovered modules: `[file#export, definition]`, sorted. */
@@ -225,8 +235,9 @@ function definitionsOf<T>(
  * ```
  */
 export function events(options: EventsOptions = {}): EventsPlugin {
-  const explicit = explicitTransport(options);
-  checkOptions({ ...options, transport: explicit });
+  checkTransportName(options);
+  checkOptions(options);
+  let managed: Transport | undefined; // the "eventserver" transport, made once at first warmup
   let bus: EventBus | undefined;
   let scheduler: Scheduler | undefined;
   let broker: MemoryBroker | undefined;
@@ -257,12 +268,17 @@ export function events(options: EventsOptions = {}): EventsPlugin {
     },
     async warmup(ctx: AppContext) {
       let transports: Readonly<Record<string, Transport>>;
+      const explicit = options.transports
+        ? undefined
+        : (managed ??= await explicitTransport(options));
       if (options.transports) transports = options.transports;
       else if (explicit) transports = { [explicit.name]: explicit };
       else {
         const endpoint = options.endpoint ?? ctx.env("EVENTS_ENDPOINT");
-        if (endpoint) transports = { local: httpBrokerTransport({ url: endpoint }) };
-        else {
+        if (endpoint) {
+          const { httpBrokerTransport } = await import("./transports/http_broker/http_broker.ts");
+          transports = { local: httpBrokerTransport({ url: endpoint }) };
+        } else {
           broker = new MemoryBroker({
             clock: ctx.clock,
             logger: ctx.logger,
@@ -317,6 +333,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
       }
       for (const s of options.schedules ?? []) timed.push([undefined, s]);
       if (timed.length > 0) {
+        const { Scheduler } = await import("./schedule/scheduler.ts");
         scheduler = new Scheduler(services);
         for (const [source, def] of timed) scheduler.add(def, source);
       }
@@ -328,6 +345,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
         if (!Number.isInteger(port) || port < 0 || port > 65535) {
           throw new TypeError(`Invalid EVENTS_BROKER_PORT "${envPort}": expected a port number`);
         }
+        const { serveLocalBroker } = await import("./transports/http_broker/local_broker.ts");
         try {
           local = serveLocalBroker(broker, { port, logger: ctx.logger });
           ctx.logger.info(`local events broker listening on ${local.url}`);
@@ -342,7 +360,8 @@ export function events(options: EventsOptions = {}): EventsPlugin {
       await scheduler?.start();
       const undoActive = activateBus(bus!);
       const detach = attachBus(ctx.container, bus!);
-      const detachScheduler = scheduler && attachScheduler(ctx.container, scheduler);
+      const detachScheduler = scheduler &&
+        (await import("./schedule/scheduler.ts")).attachScheduler(ctx.container, scheduler);
       deactivate = () => {
         undoActive();
         detach();

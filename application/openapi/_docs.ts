@@ -8,7 +8,7 @@
  * with no file-system access at all. The two big ones (1.5 MB) are imported dynamically on the first
  * request for them, so start-up neither loads nor parses them.
  *
- * Only `_serve.ts` imports this module, dynamically, when `docs` is set.
+ * Only `_serve.ts` imports this module, dynamically, on the first request for the page or a file.
  *
  * @module
  */

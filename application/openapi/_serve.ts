@@ -1,12 +1,13 @@
 /**
  * Serves what `api({ openapi })` asks for: the JSON document and, with `docs`, the Swagger UI
- * page. The page's module (and the npm package it reads) is loaded only when `docs` is set.
+ * page. The page's module (and the npm package it reads) is loaded on the first request for the
+ * page or one of its files.
  *
  * @module
  */
 
 import { JSON_TYPE } from "../_errors.ts";
-import type { AppContext } from "@fw/runtime";
+import type { AppContext, RouteHandler } from "@fw/runtime";
 import type { ResolvedOpenApiConfig } from "./_config.ts";
 import type { OpenApiDocument } from "./types.ts";
 
@@ -21,12 +22,12 @@ const SOURCE = "api({ openapi })";
  * @param document The document to serve, or a function that builds it on the first request for
  *   it (its JSON text is then kept).
  */
-export async function serveOpenApi(
+export function serveOpenApi(
   ctx: AppContext,
   prefix: string,
   config: ResolvedOpenApiConfig,
   document: OpenApiDocument | (() => OpenApiDocument),
-): Promise<void> {
+): void {
   if (config.path === undefined) return;
   const specPath = prefix + config.path;
   const text = () =>
@@ -45,12 +46,29 @@ export async function serveOpenApi(
       }),
   });
   if (config.docs === undefined) return;
-  const { docsRoutes } = await import("./_docs.ts");
-  const routes = docsRoutes({
-    path: prefix + config.docs,
+  // The page's module loads on the first request for one of its paths, not at start-up: these
+  // routes stand for those `docsRoutes()` makes (the same paths) and hand each request on.
+  const path = prefix + config.docs;
+  const options = {
+    path,
     specUrl: specPath,
     title: config.options.info.title,
     servers: config.options.servers?.map((s) => s.url) ?? [],
-  });
-  for (const route of routes) ctx.addRoute({ ...route, source: SOURCE });
+  };
+  let page: Promise<Map<string, RouteHandler>> | undefined;
+  const load = () =>
+    page ??= import("./_docs.ts").then(({ docsRoutes }) =>
+      new Map(docsRoutes(options).map((r) => [r.path, r.handler]))
+    );
+  for (const p of DOCS_FILES.map((file) => file ? `${path}/${file}` : path)) {
+    ctx.addRoute({
+      method: "GET",
+      path: p,
+      source: SOURCE,
+      handler: (...args: Parameters<RouteHandler>) => load().then((m) => m.get(p)!(...args)),
+    });
+  }
 }
+
+/** The paths of the page below `docs` (`""` is the page itself), as `docsRoutes()` serves them. */
+const DOCS_FILES = ["swagger-ui.css", "swagger-ui-bundle.js", "favicon.svg", "init.js", ""];

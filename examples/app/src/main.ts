@@ -12,7 +12,7 @@
  */
 
 import { api, application, http } from "@fw/application";
-import { events } from "@fw/events";
+import { events } from "@fw/events/core";
 import routes from "./.gen/api.gen.ts";
 import handlers from "./.gen/events.gen.ts";
 

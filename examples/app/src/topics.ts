@@ -5,7 +5,7 @@
  * @module
  */
 
-import { Int, Min, MinLength, topic, Uuid } from "@fw/events";
+import { Int, Min, MinLength, topic, Uuid } from "@fw/events/core";
 
 /** Published by `POST /orders` once an order is accepted. */
 export const OrderPlaced = topic("orders.placed", {

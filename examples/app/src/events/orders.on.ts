@@ -1,5 +1,5 @@
-import { handler, useContext } from "@fw/events";
-import type { EventContext } from "@fw/events";
+import { handler, useContext } from "@fw/events/core";
+import type { EventContext } from "@fw/events/core";
 import { OrderPlaced } from "../topics.ts";
 import { Audit } from "../audit.ts";
 

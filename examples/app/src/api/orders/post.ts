@@ -1,5 +1,5 @@
 import { ArrayOf, DateIso, endpoint, Int, Min, MinLength, Optional, Uuid } from "@fw/application";
-import { getPublisher } from "@fw/events";
+import { getPublisher } from "@fw/events/core";
 import { OrderPlaced } from "../../topics.ts";
 
 const publishOrder = getPublisher(OrderPlaced);

@@ -1,4 +1,4 @@
-import { handler } from "@fw/events";
+import { handler } from "@fw/events/core";
 import { OrderPlaced } from "../../topics.ts";
 import { Audit } from "../../audit.ts";
 
