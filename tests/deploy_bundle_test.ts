@@ -229,7 +229,13 @@ Deno.test("examples/shop bundled: catalogue, an order paid by its event handler 
           paymentToken: "tok_visa",
         }),
       });
-      assert.equal(placed.status, 201);
+      if (placed.status !== 201) {
+        // what the app answered and logged, so a failure on a loaded machine says why
+        const body = await placed.text();
+        throw new Error(
+          `POST /orders answered ${placed.status} ${body}; the app's stderr:\n${await app.stop()}`,
+        );
+      }
       const { id } = await placed.json() as { id: string };
       let status = "";
       for (let i = 0; i < 400 && status !== "paid"; i++) {
