@@ -118,6 +118,8 @@ export class Application {
   #observe: RequestObserver | undefined = undefined;
   readonly #ctx: AppContext;
   #phase: Phase = "new";
+  /** Resolved when every plugin started, or when a stop begins (requests held by http() go on). */
+  readonly #started = Promise.withResolvers<void>();
   #warming?: Promise<void>;
   #stopping: Promise<void> | undefined = undefined;
   #http: HttpSettings = { maxBodyBytes: 1024 * 1024, trustProxy: false };
@@ -169,6 +171,7 @@ export class Application {
       get phase() {
         return app.#phase;
       },
+      started: this.#started.promise,
       env,
       addRoute: (route) => this.#addRoute(route),
       addMiddleware: (mw) => {
@@ -362,6 +365,7 @@ export class Application {
     if (this.#phase === "started") return this;
     for (const p of this.#plugins) await p.start?.(this.#ctx);
     this.#phase = "started";
+    this.#started.resolve();
     return this;
   }
 
@@ -378,6 +382,7 @@ export class Application {
     if (this.#stopping) return this.#stopping;
     if (this.#phase === "stopped") return Promise.resolve();
     this.#phase = "stopped";
+    this.#started.resolve();
     return this.#stopping = this.#stop().finally(() => this.#stopping = undefined);
   }
 

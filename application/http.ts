@@ -184,10 +184,18 @@ export function http(options: HttpOptions = {}): Plugin {
       let info: ServerInfo = { hostname: settings.hostname, port: settings.port, url: "" };
       const health = settings.health;
       const state = () => stateOf(ctx);
+      // Listening starts here, before the plugins used after http() have started (the event
+      // bus, say): requests that come in that window wait until every plugin is up.
+      const started = ctx.started;
+      let open = started === undefined;
+      void started?.then(() => open = true);
+      const dispatch = (req: Request, conn: Deno.ServeHandlerInfo<Deno.NetAddr>) =>
+        ctx.dispatch(req, new ConnInfo(conn, info));
+      const gated: Deno.ServeHandler<Deno.NetAddr> = (req, conn) =>
+        open ? dispatch(req, conn) : started!.then(() => dispatch(req, conn));
       const handler: Deno.ServeHandler<Deno.NetAddr> = health === undefined
-        ? (req, conn) => ctx.dispatch(req, new ConnInfo(conn, info))
-        : (req, conn) =>
-          healthResponse(health, req, state) ?? ctx.dispatch(req, new ConnInfo(conn, info));
+        ? gated
+        : (req, conn) => healthResponse(health, req, state) ?? gated(req, conn);
       server = Deno.serve({
         port: settings.port,
         hostname: settings.hostname,

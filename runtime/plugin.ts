@@ -150,6 +150,13 @@ export interface AppContext {
    * hand-made contexts in tests need not provide it.
    */
   readonly phase?: "new" | "warming" | "ready" | "started" | "stopped";
+  /**
+   * Settles once every plugin has started (or a stop began first). `http()` listens when its own
+   * `start()` runs, before the plugins after it; it holds the requests that arrive before this
+   * settles, so a handler never runs before the event bus and the other plugins are up. Optional
+   * so that hand-made contexts in tests need not provide it.
+   */
+  readonly started?: Promise<void>;
 }
 
 /** A unit of composition: `application().use(plugin)`. */
