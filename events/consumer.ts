@@ -34,7 +34,6 @@ import {
 import { type Envelope, envelopeProblem } from "./envelope.ts";
 import type { HandlerDefinition, ResolvedHandlerOptions } from "./handler_types.ts";
 import { retryDelay } from "./backoff.ts";
-import { startTime } from "./_publish_time.ts";
 import { Invocation, type InvocationHost } from "./_invocation.ts";
 import type { Admission, Delivery, Subscription, Transport } from "./transport.ts";
 
@@ -234,7 +233,7 @@ export class Consumer {
     }
     const { concurrency, queueLimit } = this.#opts;
     if (concurrency === 0 || this.#running < concurrency) {
-      this.#run(d, startTime(this.#clock));
+      this.#run(d, this.#clock.now());
       return "accepted";
     }
     if (queueLimit === 0 || this.queued < queueLimit || d.attempt > 1) {

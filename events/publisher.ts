@@ -19,7 +19,6 @@ import type { EventBus, PublishReceipt } from "./event_bus.ts";
 export type { PublishReceipt };
 import { isTopic, type PayloadOf, type Topic } from "./topic.ts";
 import { checkMaxDelay, type DueTime, dueTime } from "./schedule/_delay.ts";
-import { offerPublishTime, withdrawPublishTime } from "./_publish_time.ts";
 import type { TransportPublishOptions } from "./transport.ts";
 
 /** Publish options. */
@@ -237,13 +236,7 @@ export function getPublisher<S extends SchemaLike>(
     } catch (err) {
       return Promise.reject(err);
     }
-    // The publish time is the start time of the delivery the memory broker makes inside this call.
-    offerPublishTime(bus.clock, envelope.publishedAt);
-    try {
-      return publishOn(bus, envelope, opts.tx, due);
-    } finally {
-      withdrawPublishTime();
-    }
+    return publishOn(bus, envelope, opts.tx, due);
   };
 }
 

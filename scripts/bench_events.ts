@@ -11,8 +11,7 @@
  * - `bare`: a compiled validator, an array queue and a worker loop with the same concurrency
  *   limit calling the same handler (the floor any broker pays);
  * - `floor`: `bare` plus what every fw message needs and `bare` skips, done as fw does it: a
- *   message id and a trace id, the publish time, the handler's start time for its time-out (the
- *   publish time when it starts inside the publish call, else a clock read) and an
+ *   message id and a trace id, the publish time, the handler's start time for its time-out and an
  *   async-context frame per handler call; `memory / floor` is the part of
  *   the gap that fw's own code could still close;
  * - `memory`: `getPublisher()` -> `EventBus` -> `MemoryBroker` -> consumer (context, DI scope,
@@ -160,9 +159,8 @@ class Window {
 /**
  * The bare baseline: validate, enqueue, run with a concurrency limit. With `floor`, it also does
  * the per-message work every fw message needs and the bare queue skips, the same way fw does it:
- * a message id and a trace id, the publish time from the clock, the handler's start time (the
- * time-out needs it: the publish time when the handler starts inside the publish call, else
- * read from the clock) and an async-context frame for the handler.
+ * a message id and a trace id, the publish time from the clock, the handler's start time from the
+ * clock (the time-out needs it) and an async-context frame for the handler.
  */
 async function runBare(n: number, concurrency: number, floor = false): Promise<Result> {
   const validate = compile(Payload, "payload");
@@ -185,19 +183,19 @@ async function runBare(n: number, concurrency: number, floor = false): Promise<R
     await Promise.resolve();
   };
   let started = 0;
-  const work = (item: Item, fresh: boolean) => {
+  const work = (item: Item) => {
     const checked = validate(item.payload);
     if (!checked.ok) throw new Error("invalid");
     if (!floor) return handle(item);
-    // fw reuses the publish time for a delivery started inside the publish call
-    if (!fresh) started += systemClock.now() & 1;
+    // the handler's start time (fw's time-out needs it)
+    started += systemClock.now() & 1;
     return runInNewContext({ traceId: item.traceId, id: item.id }, handle, item);
   };
-  const pump = (fromPublish = false) => {
+  const pump = () => {
     while (head < queue.length && running < concurrency) {
       const item = queue[head++];
       running++;
-      work(item, fromPublish).finally(() => {
+      work(item).finally(() => {
         running--;
         window.done();
         if (window.handled === n) done();
@@ -220,7 +218,7 @@ async function runBare(n: number, concurrency: number, floor = false): Promise<R
         publishedAt: systemClock.now(),
       });
     } else queue.push({ payload, at: performance.now(), i });
-    pump(true);
+    pump();
     const wait = window.room(i);
     if (wait) await wait;
   }

@@ -11,7 +11,7 @@ import { createLogger, Int, MemorySink } from "@fw/runtime";
 import { EventBus } from "../../event_bus.ts";
 import { handler } from "../../handler.ts";
 import { getPublisher } from "../../publisher.ts";
-import { topic } from "../../topic.ts";
+import { type Topic, topic } from "../../topic.ts";
 import { runTransportConformance } from "../conformance.ts";
 import { KvStreamTransport } from "./redis_streams.ts";
 import { RedisCluster } from "./testdata/redis_cluster.ts";
@@ -35,12 +35,11 @@ runTransportConformance("KvStreamTransport on a Redis Cluster with 3 partitions"
   timeoutMs: 15_000,
 });
 
-Deno.test("kvStreamTransport on a Redis Cluster spreads topics over the masters", async () => {
-  const topics = Array.from({ length: 6 }, (_, i) => topic(`rc.spread${i}`, { n: Int }));
-  const transport = new KvStreamTransport({
-    url: cluster.urls,
-    keyPrefix: `fwtest:${run}:spread:`,
-  });
+/**
+ * Publishes one message to each of `topics` through `transport` (one competing group each) and
+ * returns the topics that were handled, sorted; closes the transport.
+ */
+async function handledTopics(transport: KvStreamTransport, topics: Topic[]): Promise<string[]> {
   const bus = new EventBus({
     transports: { redis: transport },
     logger: createLogger({ sink: new MemorySink() }),
@@ -56,17 +55,25 @@ Deno.test("kvStreamTransport on a Redis Cluster spreads topics over the masters"
     while (seen.length < topics.length && Date.now() < end) {
       await new Promise((r) => setTimeout(r, 20));
     }
-    assert.deepEqual(seen.sort(), topics.map((t) => t.name).sort());
-    // The topic streams live on more than one master.
-    const owners = new Set<number>();
-    for (const t of topics) {
-      owners.add(await cluster.masterOf(await slotOf(`fwtest:${run}:spread:{${t.name}}`)));
-    }
-    assert.ok(owners.size > 1, `every topic on one master: ${[...owners]}`);
+    return seen.sort();
   } finally {
     await bus.stop();
     await transport.close();
   }
+}
+
+Deno.test("kvStreamTransport on a Redis Cluster spreads topics over the masters", async () => {
+  const topics = Array.from({ length: 6 }, (_, i) => topic(`rc.spread${i}`, { n: Int }));
+  const prefix = `fwtest:${run}:spread:`;
+  const seen = await handledTopics(
+    new KvStreamTransport({ url: cluster.urls, keyPrefix: prefix }),
+    topics,
+  );
+  assert.deepEqual(seen, topics.map((t) => t.name).sort());
+  // The topic streams live on more than one master.
+  const owners = new Set<number>();
+  for (const t of topics) owners.add(await cluster.masterOf(await slotOf(`${prefix}{${t.name}}`)));
+  assert.ok(owners.size > 1, `every topic on one master: ${[...owners]}`);
 });
 
 Deno.test("kvStreamTransport given a single node's URL of a cluster runs on the whole cluster", async () => {
@@ -75,26 +82,7 @@ Deno.test("kvStreamTransport given a single node's URL of a cluster runs on the 
     url: cluster.urls[1],
     keyPrefix: `fwtest:${run}:one:`,
   });
-  const bus = new EventBus({
-    transports: { redis: transport },
-    logger: createLogger({ sink: new MemorySink() }),
-  });
-  const seen: string[] = [];
-  try {
-    for (const t of topics) {
-      await bus.add(handler(t).options({ group: "g" }).handle((m) => void seen.push(m.topic)));
-    }
-    await bus.start();
-    for (const t of topics) await getPublisher(t, { bus })({ n: 1 });
-    const end = Date.now() + 10_000;
-    while (seen.length < topics.length && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    assert.deepEqual(seen.sort(), topics.map((t) => t.name));
-  } finally {
-    await bus.stop();
-    await transport.close();
-  }
+  assert.deepEqual(await handledTopics(transport, topics), topics.map((t) => t.name));
 });
 
 Deno.test("kvStreamTransport takes a node-redis cluster client of the user's and leaves it open", async () => {
