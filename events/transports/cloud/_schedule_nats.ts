@@ -60,19 +60,39 @@ export class NatsScheduleStore implements ScheduleStore {
   }
 
   #open(): Promise<KV> {
-    return this.#kv ??= this.#nc().then((nc) =>
-      new Kvm(nc).create(this.#bucket, {
-        history: 1,
-        storage: this.#storage as KvOptions["storage"],
-        replicas: this.#replicas,
-      })
-    ).catch((err) => {
+    return this.#kv ??= this.#nc().then((nc) => this.#create(new Kvm(nc))).catch((err) => {
       this.#kv = undefined;
       throw new Error(
         `Cannot open the NATS key-value bucket "${this.#bucket}": ${(err as Error).message}`,
         { cause: err },
       );
     });
+  }
+
+  /**
+   * Creates the bucket, or opens it when it exists. Two instances starting at once both create
+   * it; JetStream may refuse the one that loses that race ("subjects overlap with an existing
+   * stream") while the other's stream is being set up, so a refused create is tried again: by
+   * then the stream exists and the create finds it.
+   */
+  async #create(kvm: Kvm): Promise<KV> {
+    const options = {
+      history: 1,
+      storage: this.#storage as KvOptions["storage"],
+      replicas: this.#replicas,
+    };
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await kvm.create(this.#bucket, options);
+      } catch (err) {
+        if (
+          attempt >= 5 || !/subjects overlap|already in use/i.test(String((err as Error)?.message))
+        ) {
+          throw err;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+      }
+    }
   }
 
   /** Deletes the bucket (tests). */
