@@ -373,16 +373,31 @@ export class Consumer {
     if (p) this.#after(p);
   }
 
-  /** Tracks a transport call (ack, retry, dead-letter) so stop() waits for it. */
+  /**
+   * Tracks a transport call (ack, retry, dead-letter) so stop() waits for it. A transport that
+   * batches its writes (Redis: one `XACK` per turn of the event loop) hands every call of a batch
+   * the same promise: those calls share one watcher (one failure log per write), instead of two
+   * promises and two reactions per message.
+   */
   #after(p: Promise<void>): void {
     this.#settling++;
+    const last = this.#watched;
+    if (last !== undefined && last.p === p) {
+      last.n++;
+      return;
+    }
+    const watch = { p, n: 1 };
+    this.#watched = watch;
     p.catch((err) => {
       this.#o.logger.error("event transport call failed", { error: err });
     }).finally(() => {
-      this.#settling--;
+      if (this.#watched === watch) this.#watched = undefined;
+      this.#settling -= watch.n;
       this.#checkIdle();
     });
   }
+  /** The transport call last watched, with how many calls share it. */
+  #watched: { readonly p: Promise<void>; n: number } | undefined;
 
   // Time-outs: the timeout is the same for every invocation of this consumer, so deadlines grow
   // in start order. Invocations form a list in start order (linked through `_next`, no array to

@@ -24,7 +24,7 @@ import type { RedisClient } from "../../_redis.ts";
 import { sendCommandAt } from "../../_redis_cluster.ts";
 import type { Envelope } from "../../envelope.ts";
 import type { Admission, Delivery, DeliveryListener, SubscriptionSpec } from "../../transport.ts";
-import { decodeEntry, keys, redisGroup, type StreamEntry } from "./_keys.ts";
+import { decodeEntry, keys, redisGroup } from "./_keys.ts";
 import { settleBy } from "./_deadline.ts";
 import { ACK_DELETE, RETRY } from "./_scripts.ts";
 import { RetryMover } from "./_retry.ts";
@@ -243,6 +243,18 @@ export class Reader {
       const entries = streamReply?.[1];
       if (!Array.isArray(entries)) continue;
       for (const raw of entries) {
+        if (!history) {
+          // The common shape, `[id, ["e", json]]`, read without building a StreamEntry.
+          const fields = raw?.[1];
+          if (
+            Array.isArray(fields) && fields.length === 2 && typeof raw[0] === "string" &&
+            fields[0] === "e" && typeof fields[1] === "string"
+          ) {
+            n++;
+            this.#deliver(raw[0], fields[1], 1, source);
+            continue;
+          }
+        }
         const entry = decodeEntry(raw);
         if (!entry) continue;
         n++;
@@ -256,36 +268,28 @@ export class Reader {
             continue;
           }
         }
-        this.#deliver(entry, source);
+        this.#deliver(entry.id, entry.raw, entry.attempt, source);
       }
     }
     return n;
   }
 
-  #deliver(entry: StreamEntry, source: 0 | 1): void {
+  #deliver(id: string, raw: string | undefined, attempt: number, source: 0 | 1): void {
     let envelope: unknown;
     let problem: string | undefined;
-    if (entry.raw === undefined) {
+    if (raw === undefined) {
       envelope = {};
       problem = 'the stream entry has no "e" field';
     } else {
       try {
-        envelope = JSON.parse(entry.raw);
+        envelope = JSON.parse(raw);
       } catch (err) {
-        envelope = entry.raw;
+        envelope = raw;
         problem = `the stream entry is not JSON: ${(err as Error).message}`;
       }
     }
-    const d = new RedisDelivery(
-      this,
-      entry.id,
-      source,
-      envelope as Envelope,
-      entry.attempt,
-      entry.raw,
-      problem,
-    );
-    this.#inflight[source].set(entry.id, d);
+    const d = new RedisDelivery(this, id, source, envelope as Envelope, attempt, raw, problem);
+    this.#inflight[source].set(id, d);
     let admission: Admission;
     try {
       admission = this.#o.listener(d);
