@@ -19,7 +19,11 @@
  *   out" guide);
  * - `raw-redis`: what Redis itself allows with this access pattern and client: `XADD` per
  *   message, `XREADGROUP COUNT 128 BLOCK` and one `XACK` per batch over node-redis, validation
- *   on both sides and nothing else (no envelope, no consumer).
+ *   on both sides and nothing else (no envelope, no consumer);
+ * - `raw-envelope`: the same loop carrying what fw must carry per message, its envelope (a
+ *   message id, the topic, the attributes, a trace id and the publish time around the payload,
+ *   as JSON), checked on arrival as fw's consumer checks it: how much of the distance from
+ *   `fw-redis` to `raw-redis` is the envelope itself.
  *
  * Publishers keep at most `--window` (1,000) jobs published but not handled and 256 publishes in
  * flight. Throughput is jobs / (first publish -> last handled); latency is publish call -> handler
@@ -30,7 +34,15 @@
  */
 
 import { compile, createLogger, Int, MinLength, Uuid } from "@fw/runtime";
-import { EventBus, getPublisher, handler, topic } from "@fw/events";
+import {
+  envelopeProblem,
+  EventBus,
+  getPublisher,
+  handler,
+  newMessageId,
+  newTraceId,
+  topic,
+} from "@fw/events";
 import { kvStreamTransport } from "@fw/events/kvstore";
 // The one module that creates node-redis clients (the raw baseline uses the same client as fw).
 import { openRedis } from "../events/_redis.ts";
@@ -203,7 +215,8 @@ const runBull: Run = async (n, concurrency, o) => {
   }
 };
 
-const runRaw: Run = async (n, _concurrency, o) => {
+/** The bare loop; with `envelope`, each job travels in an envelope like fw's. */
+const rawLoop = (envelope: boolean): Run => async (n, _concurrency, o) => {
   const redis = await openRedis("bench", { url: o.url });
   const main = redis.main;
   const reader = await redis.dedicated();
@@ -229,7 +242,13 @@ const runRaw: Run = async (n, _concurrency, o) => {
       if (!reply) continue;
       const ids: string[] = [];
       for (const [id, fields] of reply[0][1]) {
-        const data = JSON.parse(fields[1]);
+        let data = JSON.parse(fields[1]);
+        if (envelope) {
+          if (envelopeProblem(data) !== undefined || data.topic !== Job.name) {
+            throw new Error("invalid envelope");
+          }
+          data = data.payload;
+        }
         if (!validate(data).ok) throw new Error("invalid job");
         pacer.handle(data.items);
         ids.push(id);
@@ -241,7 +260,17 @@ const runRaw: Run = async (n, _concurrency, o) => {
     return await pacer.publishAll((i) => {
       const data = payloadOf(i);
       if (!validate(data).ok) throw new Error("invalid job");
-      return main.sendCommand(["XADD", stream, "*", "e", JSON.stringify(data)]);
+      const body = envelope
+        ? {
+          id: newMessageId(),
+          topic: Job.name,
+          payload: data,
+          attributes: {},
+          traceId: newTraceId(),
+          publishedAt: Date.now(),
+        }
+        : data;
+      return main.sendCommand(["XADD", stream, "*", "e", JSON.stringify(body)]);
     });
   } finally {
     stop = true;
@@ -273,7 +302,8 @@ export async function runRedisBench(o: RedisBenchOptions): Promise<void> {
     ["fw-cluster", fwOn("cluster", 1)],
     ["fw-cluster-p3", fwOn("cluster", 3)],
     ["bullmq", runBull],
-    ["raw-redis", runRaw],
+    ["raw-redis", rawLoop(false)],
+    ["raw-envelope", rawLoop(true)],
   ];
   const chosen = systems.filter(([name]) => !o.only || o.only.has(name) || o.only.has("redis"));
   let cluster: RedisCluster | undefined;

@@ -42,7 +42,7 @@
  * redis-server beside a three-master Redis Cluster, both started by the bench on this machine
  * (one and three partitions), with per-round ratios to the single server. Options:
  * `--redis-messages <n>`, `--redis-rounds <n>` (3), `--redis-url <url>`, `--only
- * redis|fw-redis,fw-node,fw-node-p3,fw-cluster,fw-cluster-p3,bullmq,raw-redis`.
+ * redis|fw-redis,fw-node,fw-node-p3,fw-cluster,fw-cluster-p3,bullmq,raw-redis,raw-envelope`.
  *
  * `sql`: fw's PostgreSQL transport beside pg-boss and `raw-sql` (a bare `FOR UPDATE SKIP LOCKED`
  * loop with `LISTEN` wake-ups on postgres.js, the floor) on the same database, in a table of its
@@ -526,6 +526,7 @@ const redisSystems = [
   "fw-cluster-p3",
   "bullmq",
   "raw-redis",
+  "raw-envelope",
 ];
 if (!only || redisSystems.some((s) => only.has(s))) {
   const { runRedisBench } = await import("./_bench_redis.ts");
