@@ -19,7 +19,7 @@ import { getPublisher } from "./publisher.ts";
 import { topic } from "./topic.ts";
 import { Email, Int, Uuid } from "@fw/runtime";
 import type { EventContext } from "./consumer.ts";
-import { QueueFullError } from "./transport.ts";
+import { type DeliveryListener, QueueFullError, type Transport } from "./transport.ts";
 
 const Order = topic("orders.created", { id: Uuid, total: Int });
 const ID = "6f1c2a5e-8a3b-4f1e-9d2c-1b2a3c4d5e6f";
@@ -502,4 +502,58 @@ Deno.test("handler() rejects unknown and invalid options naming them", () => {
   assert.throws(() => handler(Order).options({ overflow: "block" as never }), /"overflow"/);
   assert.throws(() => handler({} as never), /expected a topic/);
   assert.throws(() => topic("Bad Name", { a: Email }), /Invalid topic name "Bad Name"/);
+});
+
+Deno.test("EventBus.stop waits for acks that share one batched write, and logs its failure once", async () => {
+  // A transport that, like the Redis reader, writes the acks of one turn together: every ack of
+  // the batch returns the same promise.
+  let write: { resolve: () => void; reject: (err: Error) => void } | undefined;
+  let batch: Promise<void> | undefined;
+  let acked = 0;
+  let listener: DeliveryListener | undefined;
+  const transport: Transport = {
+    name: "batching",
+    capabilities: { ordering: false, persistent: true, external: false, admission: false },
+    publish: () => Promise.resolve(),
+    subscribe: (_spec, l) => {
+      listener = l;
+      return Promise.resolve({ close: () => Promise.resolve() });
+    },
+    deadLetter: () => Promise.resolve(),
+    deadLetters: { list: () => Promise.resolve([]), take: () => Promise.resolve([]) },
+    close: () => Promise.resolve(),
+  };
+  const ack = () => {
+    acked++;
+    return batch ??= new Promise<void>((resolve, reject) => write = { resolve, reject });
+  };
+  const sink = new MemorySink();
+  const bus = new EventBus({
+    transports: { batching: transport },
+    logger: createLogger({ sink, level: "error" }),
+  });
+  let handled = 0;
+  await bus.add(handler(Order).options({ concurrency: 10 }).handle(() => void handled++));
+  await bus.start();
+  for (let i = 0; i < 5; i++) {
+    const envelope = {
+      id: crypto.randomUUID(),
+      topic: Order.name,
+      payload: { id: ID, total: i },
+      attributes: {},
+      traceId: "0af7651916cd43dd8448eb211c80319c",
+      publishedAt: 0,
+    };
+    listener!({ envelope, attempt: 1, ack, retry: () => Promise.resolve() });
+  }
+  while (acked < 5) await new Promise((r) => setTimeout(r, 1));
+  let stopped = false;
+  const stopping = bus.stop().then(() => stopped = true);
+  for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 0));
+  assert.equal(stopped, false, "stop() returned before the batched write was answered");
+  write!.reject(new Error("connection lost"));
+  await stopping;
+  assert.equal(handled, 5);
+  const failures = sink.records.filter((r) => r.message === "event transport call failed");
+  assert.equal(failures.length, 1);
 });
