@@ -121,9 +121,25 @@ export function natsConsumerName(subscription: string): string {
   return `${subscription.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 200)}_${fnv(subscription)}`;
 }
 
+/** Text `encodeURIComponent` leaves as it is. */
+const UNRESERVED = /^[A-Za-z0-9._~!*'()-]*$/;
+/** Header names already encoded (a topic's attributes repeat with every publish). */
+const encodedNames = new Map<string, string>();
+
+function encodeText(text: string): string {
+  return UNRESERVED.test(text) ? text : encodeURIComponent(text);
+}
+
 function toHeaders(attributes: Readonly<Record<string, string>>): MsgHdrs {
   const h = headers();
-  for (const k in attributes) h.set(encodeURIComponent(k), encodeURIComponent(attributes[k]));
+  for (const k in attributes) {
+    let name = encodedNames.get(k);
+    if (name === undefined) {
+      if (encodedNames.size >= 1024) encodedNames.clear();
+      encodedNames.set(k, name = encodeURIComponent(k));
+    }
+    h.set(name, encodeText(attributes[k]));
+  }
   return h;
 }
 
