@@ -83,28 +83,28 @@ export const QUIET: Readonly<Record<string, QuietFigure>> = {
     unit: "ns CPU/msg",
     better: "lower",
     source:
-      "issue 26 (bare in-process queue 600-800 ns CPU per message on a quiet machine; the upper end)",
+      "issue 26 task notes, the last figures (bare 600-800 ns CPU per message; the upper end); README records none",
   },
   "events/bare@100": {
     value: 800,
     unit: "ns CPU/msg",
     better: "lower",
     source:
-      "issue 26 (bare in-process queue 600-800 ns CPU per message on a quiet machine; the upper end)",
+      "issue 26 task notes, the last figures (bare 600-800 ns CPU per message; the upper end); README records none",
   },
   "events/nats-raw@1": {
     value: 29_000,
     unit: "ns CPU/msg",
     better: "lower",
     source:
-      "issue 26 (nats-raw about 29 µs CPU per message; README Managed pub/sub has 40 µs at load 13-17)",
+      "issue 26 task notes, the last figures (nats-raw about 29 µs CPU per message); README has 40 µs at load 13-17",
   },
   "events/nats-raw@100": {
     value: 29_000,
     unit: "ns CPU/msg",
     better: "lower",
     source:
-      "issue 26 (nats-raw about 29 µs CPU per message; README Managed pub/sub has 40 µs at load 13-17)",
+      "issue 26 task notes, the last figures (nats-raw about 29 µs CPU per message); README has 40 µs at load 13-17",
   },
   "events/raw-redis@1": {
     value: 27_232,
