@@ -287,13 +287,14 @@ const fmt = (x: number) => Math.round(x).toLocaleString("en");
  * Runs the rounds and prints the table (progress to stderr, table to stdout).
  *
  * @param o Sizes, rounds and systems.
+ * @returns Each row's rate per round, by `<system>@<concurrency>` (for bench:events' verdicts).
  */
-export async function runRedisBench(o: RedisBenchOptions): Promise<void> {
+export async function runRedisBench(o: RedisBenchOptions): Promise<Map<string, number[]>> {
   try {
     await (await openRedis("bench", { url: o.url })).close();
   } catch (err) {
     console.error(`redis skipped: ${err instanceof Error ? err.message : err}`);
-    return;
+    return new Map();
   }
   const systems: [string, Run][] = [
     ["fw-redis", fwOn("shared", 1)],
@@ -317,7 +318,7 @@ export async function runRedisBench(o: RedisBenchOptions): Promise<void> {
       node = started.child;
       o = { ...o, clusterUrls: cluster.urls, nodeUrl: started.url };
     }
-    await rounds(o, chosen);
+    return await rounds(o, chosen);
   } finally {
     await cluster?.destroy();
     if (node) {
@@ -362,7 +363,10 @@ async function startNode(): Promise<{ child: Deno.ChildProcess; url: string }> {
   }
 }
 
-async function rounds(o: RedisBenchOptions, chosen: [string, Run][]): Promise<void> {
+async function rounds(
+  o: RedisBenchOptions,
+  chosen: [string, Run][],
+): Promise<Map<string, number[]>> {
   const results = new Map<string, Result[]>();
   const ratios = new Map<number, string[]>();
   /** Per round: a private-server row's rate over fw-node (private single Redis, one stream). */
@@ -412,4 +416,5 @@ async function rounds(o: RedisBenchOptions, chosen: [string, Run][]): Promise<vo
       console.log(perRound ? `${line}   ${perRound.join(" ")}` : line);
     }
   }
+  return new Map([...results].map(([k, rs]) => [k, rs.map((r) => r.rate)]));
 }

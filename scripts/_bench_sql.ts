@@ -277,8 +277,9 @@ const median = (xs: number[]) => {
  * Runs the comparison and prints its table.
  *
  * @param options Sizes and database.
+ * @returns Each row's rate per round, by `<system>@<concurrency>` (for bench:events' verdicts).
  */
-export async function benchSql(options: SqlBenchOptions = {}): Promise<void> {
+export async function benchSql(options: SqlBenchOptions = {}): Promise<Map<string, number[]>> {
   const url = options.url ?? "postgres://root@127.0.0.1:5432/test";
   const n = options.messages ?? 20_000;
   const rounds = options.rounds ?? 2;
@@ -323,6 +324,7 @@ export async function benchSql(options: SqlBenchOptions = {}): Promise<void> {
       );
     }
   }
+  return new Map([...results].map(([k, rs]) => [k, rs.map((r) => r.rate)]));
 }
 
 if (import.meta.main) {

@@ -15,7 +15,7 @@
  * asks for it to be recorded, and its verdict is printed. On another
  * machine, run the benchmark when the machine is quiet and put the baseline's figure here (the
  * benchmarks print it as `baseline ... (quiet ...)`), or set `BENCH_IGNORE_LOAD=1` to print the
- * verdicts regardless (they are then marked as such). `bench:events` does not go through it yet.
+ * verdicts regardless (they are then marked as such).
  *
  * @module
  */
@@ -74,6 +74,77 @@ export const QUIET: Readonly<Record<string, QuietFigure>> = {
     unit: "req/s",
     better: "higher",
     source: "README Performance, fw on (b): the baseline of rows (e), (f) and (g)",
+  },
+  // bench:events: each transport's raw peer (CPU per message where the bench measures it, the
+  // steadier figure on a shared machine; jobs/s for the Redis and PostgreSQL tables, which print
+  // rates only). Keys are `events/<row>@<concurrency>`.
+  "events/bare@1": {
+    value: 800,
+    unit: "ns CPU/msg",
+    better: "lower",
+    source:
+      "issue 26 task notes, the last figures (bare 600-800 ns CPU per message; the upper end); README records none",
+  },
+  "events/bare@100": {
+    value: 800,
+    unit: "ns CPU/msg",
+    better: "lower",
+    source:
+      "issue 26 task notes, the last figures (bare 600-800 ns CPU per message; the upper end); README records none",
+  },
+  "events/nats-raw@1": {
+    value: 29_000,
+    unit: "ns CPU/msg",
+    better: "lower",
+    source:
+      "issue 26 task notes, the last figures (nats-raw about 29 µs CPU per message); README has 40 µs at load 13-17",
+  },
+  "events/nats-raw@100": {
+    value: 29_000,
+    unit: "ns CPU/msg",
+    better: "lower",
+    source:
+      "issue 26 task notes, the last figures (nats-raw about 29 µs CPU per message); README has 40 µs at load 13-17",
+  },
+  "events/raw-redis@1": {
+    value: 27_232,
+    unit: "jobs/s",
+    better: "higher",
+    source: "README Redis Streams table (raw-redis, concurrency 1)",
+  },
+  "events/raw-redis@50": {
+    value: 37_742,
+    unit: "jobs/s",
+    better: "higher",
+    source: "README Redis Streams table (raw-redis, concurrency 50)",
+  },
+  "events/raw-sql@1": {
+    value: 2_585,
+    unit: "jobs/s",
+    better: "higher",
+    source:
+      "bench:events --only sql, 2 rounds on 2026-11-26 at load average 4-5 (README has no raw-sql rate; not quiet, so lenient)",
+  },
+  "events/raw-sql@50": {
+    value: 2_868,
+    unit: "jobs/s",
+    better: "higher",
+    source:
+      "bench:events --only sql, 2 rounds on 2026-11-26 at load average 4-5 (README has no raw-sql rate; not quiet, so lenient)",
+  },
+  "events/denokv-raw@1": {
+    value: 1_350,
+    unit: "msg/s",
+    better: "higher",
+    source:
+      "README Deno KV (fw's denokv about 1,350 messages/s on this machine; its raw peer is at least as fast, so lenient)",
+  },
+  "events/denokv-raw@100": {
+    value: 1_350,
+    unit: "msg/s",
+    better: "higher",
+    source:
+      "README Deno KV (fw's denokv about 1,350 messages/s on this machine; its raw peer is at least as fast, so lenient)",
   },
 };
 

@@ -44,6 +44,11 @@
  * `--redis-messages <n>`, `--redis-rounds <n>` (3), `--redis-url <url>`, `--only
  * redis|fw-redis,fw-node,fw-node-p3,fw-cluster,fw-cluster-p3,bullmq,raw-redis,raw-envelope`.
  *
+ * It ends with the goals' verdicts (the median of the per-round rate ratios, CPU ratio beside it):
+ * memory / bare >= 0.75, nats / nats-raw >= 0.85, fw-redis / raw-redis >= 0.8 and fw sql /
+ * raw-sql >= 0.7, each printed only when its baseline ran within 1.5x of its quiet figure in
+ * `scripts/_quiet.ts` (else `no verdict: the machine is loaded`), with the load average.
+ *
  * `sql`: fw's PostgreSQL transport beside pg-boss and `raw-sql` (a bare `FOR UPDATE SKIP LOCKED`
  * loop with `LISTEN` wake-ups on postgres.js, the floor) on the same database, in a table of its
  * own (`_bench_sql.ts`; `--sql-messages` 20,000, `--sql-rounds` 2, `--boss-notify`, `--only-sql
@@ -83,6 +88,7 @@ import {
 } from "@fw/events";
 import { natsBenchTransport, natsClusterBench, runRawNats } from "./_bench_nats.ts";
 import { benchTracer, benchTracerProvider, sdkMessageSpans } from "./_bench_tracing.ts";
+import { type BaselineCheck, checkBaseline, loadAverage, QUIET, verdict } from "./_quiet.ts";
 
 const args = Object.fromEntries(
   Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
@@ -383,6 +389,7 @@ if (natsCluster) {
   ]);
 }
 
+const loadBefore = await loadAverage();
 const best = new Map<string, Result>();
 const rates = new Map<string, number[]>();
 const cpus = new Map<string, number[]>();
@@ -448,6 +455,11 @@ if (rates.size) {
       if (!b) continue;
       const bCpu = cpus.get(`${base}@${concurrency}`) ?? [];
       console.log(`${base}@${concurrency}: ${b.map(fmt).join(" ")} msg/s`);
+      // its own figure against its quiet one (CPU per message where measured, else the rate)
+      const quietKey = `events/${base}@${concurrency}`;
+      console.log(
+        `  ${checkBaseline(quietKey, QUIET[quietKey]?.unit === "msg/s" ? med(b) : med(bCpu)).text}`,
+      );
       for (const [name] of systems) {
         if (name === base || baselineOf(name) !== base) continue;
         const key = `${name}@${concurrency}`;
@@ -461,6 +473,44 @@ if (rates.size) {
       }
     }
   }
+}
+
+/** Goal verdicts, each with the check of its baseline: printed at the end. */
+const verdicts: Array<[BaselineCheck, string, string]> = [];
+/** Median of the per-round ratios `xs[i] / ys[i]`. */
+const medianRatio = (xs: number[], ys: number[]) => med(xs.map((x, i) => x / ys[i]));
+/**
+ * The verdict of one goal `row / base >= bound` (rate, medians of per-round ratios; the CPU
+ * ratio beside it), with the baseline's own figure checked against its quiet one.
+ */
+function goal(
+  row: string,
+  base: string,
+  concurrency: number,
+  bound: number,
+  rowRates: Map<string, number[]>,
+  baseFigure: (key: string) => number | undefined,
+  rowCpu?: Map<string, number[]>,
+): void {
+  const r = rowRates.get(`${row}@${concurrency}`);
+  const b = rowRates.get(`${base}@${concurrency}`);
+  const figure = baseFigure(`${base}@${concurrency}`);
+  if (!r || !b || figure === undefined) return;
+  const check = checkBaseline(`events/${base}@${concurrency}`, figure);
+  const ratio = medianRatio(r, b);
+  const rc = rowCpu?.get(`${row}@${concurrency}`), bc = rowCpu?.get(`${base}@${concurrency}`);
+  const cpu = rc && bc ? `, CPU ${medianRatio(bc, rc).toFixed(2)}` : "";
+  verdicts.push([
+    check,
+    `${row} / ${base} at concurrency ${concurrency}`,
+    `rate ${ratio.toFixed(2)}${cpu} (goal >= ${bound}): ${ratio >= bound ? "met" : "NOT met"}; ` +
+    check.text,
+  ]);
+}
+const cpuMedian = (key: string) => cpus.has(key) ? med(cpus.get(key)!) : undefined;
+for (const c of [1, 100]) {
+  goal("memory", "bare", c, 0.75, rates, cpuMedian, cpus);
+  goal("nats", "nats-raw", c, 0.85, rates, cpuMedian, cpus);
 }
 
 await natsCluster?.close();
@@ -530,7 +580,7 @@ const redisSystems = [
 ];
 if (!only || redisSystems.some((s) => only.has(s))) {
   const { runRedisBench } = await import("./_bench_redis.ts");
-  await runRedisBench({
+  const redisRates = await runRedisBench({
     url: String(args["redis-url"] ?? "redis://127.0.0.1:6379"),
     messages: Number(args["redis-messages"] ?? 20_000),
     rounds: Number(args["redis-rounds"] ?? ROUNDS),
@@ -538,16 +588,28 @@ if (!only || redisSystems.some((s) => only.has(s))) {
     concurrencies: [1, 50],
     only,
   });
+  for (const c of [1, 50]) {
+    goal("fw-redis", "raw-redis", c, 0.8, redisRates, (k) => {
+      const rs = redisRates.get(k);
+      return rs ? med(rs) : undefined;
+    });
+  }
 }
 
 if (!only || only.has("sql")) {
   const { benchSql } = await import("./_bench_sql.ts");
-  await benchSql({
+  const sqlRates = await benchSql({
     messages: args["sql-messages"] ? Number(args["sql-messages"]) : undefined,
     rounds: args["sql-rounds"] ? Number(args["sql-rounds"]) : undefined,
     bossNotify: "boss-notify" in args,
     ...(args["only-sql"] ? { systems: new Set(String(args["only-sql"]).split(",")) } : {}),
   });
+  for (const c of [1, 50]) {
+    goal("fw sql", "raw-sql", c, 0.7, sqlRates, (k) => {
+      const rs = sqlRates.get(k);
+      return rs ? med(rs) : undefined;
+    });
+  }
 }
 
 if (!only || only.has("delayed")) {
@@ -566,4 +628,12 @@ if (!only || only.has("delayed")) {
       ? { systems: new Set(String(args["delayed-systems"]).split(",")) }
       : {}),
   });
+}
+
+if (verdicts.length) {
+  console.log(
+    `\nVerdicts (each needs its baseline within 1.5x of its quiet figure in scripts/_quiet.ts; ` +
+      `load average ${loadBefore} before, ${await loadAverage()} after):`,
+  );
+  for (const [check, what, text] of verdicts) console.log(`  ${what}: ${verdict([check], text)}`);
 }

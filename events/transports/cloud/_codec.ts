@@ -38,7 +38,12 @@ export function decodeEnvelope(
   data: Uint8Array,
   attributes: Readonly<Record<string, string>> | undefined,
 ): Decoded {
-  if (attributes?.[FW_MARK] !== "1") {
+  return decodeMarked(data, attributes?.[FW_MARK]);
+}
+
+/** Reads an envelope back from a message's body and the value of its `fw.envelope` attribute. */
+export function decodeMarked(data: Uint8Array, mark: string | undefined): Decoded {
+  if (mark !== "1") {
     return { ok: false, reason: `foreign message: no fw attributes ("${FW_MARK}" is missing)` };
   }
   let text = decoder.decode(data);

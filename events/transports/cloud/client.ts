@@ -36,6 +36,11 @@ export interface CloudMessage {
   readonly data: Uint8Array;
   /** The attributes it was published with. */
   readonly attributes: Readonly<Record<string, string>>;
+  /**
+   * Optional: one attribute, read without building {@linkcode CloudMessage.attributes} (the
+   * transport reads fw's mark this way on every message when the client offers it).
+   */
+  attribute?(name: string): string | undefined;
   /** 1-based delivery attempt on this subscription (`0` where the engine does not count). */
   readonly deliveryAttempt: number;
   /** Done: the engine forgets the message for this subscription. */

@@ -39,7 +39,7 @@ import {
   type CloudPubSubClient,
   type CloudSubscription,
 } from "./client.ts";
-import { decodeEnvelope, encodeEnvelope, FW_ID, isStringMap } from "./_codec.ts";
+import { decodeMarked, encodeEnvelope, FW_ID, FW_MARK, isStringMap } from "./_codec.ts";
 import { inspectCloud } from "./_inspect.ts";
 
 /** Options of {@linkcode cloudPubSubTransport}. */
@@ -88,6 +88,38 @@ function bodyText(data: Uint8Array): unknown {
     let bin = "";
     for (const b of data) bin += String.fromCharCode(b);
     return { base64: btoa(bin) };
+  }
+}
+
+/** What the deliveries of one subscription call back into (one object per subscription). */
+interface SubscriptionHooks {
+  readonly maxDeliveries: number;
+  deadLetterAtLimit(m: CloudMessage, envelope: Envelope, attempt: number): Promise<void>;
+}
+
+/** One delivery handed to the consumer: ack and retry are methods, no closures per message. */
+class CloudDelivery implements Delivery {
+  readonly envelope: Envelope;
+  readonly attempt: number;
+  readonly #m: CloudMessage;
+  readonly #hooks: SubscriptionHooks;
+
+  constructor(envelope: Envelope, attempt: number, m: CloudMessage, hooks: SubscriptionHooks) {
+    this.envelope = envelope;
+    this.attempt = attempt;
+    this.#m = m;
+    this.#hooks = hooks;
+  }
+
+  ack(): void | Promise<void> {
+    return this.#m.ack();
+  }
+
+  /** Redelivery, or a dead letter when this was the subscription's last allowed delivery. */
+  retry(delayMs: number): void | Promise<void> {
+    return this.attempt >= this.#hooks.maxDeliveries
+      ? this.#hooks.deadLetterAtLimit(this.#m, this.envelope, this.attempt)
+      : this.#m.nack(delayMs);
   }
 }
 
@@ -207,6 +239,11 @@ export class CloudPubSubTransport implements Transport {
     }
     const broadcast = spec.distribution === "broadcast";
     const name = `${spec.topic}~${spec.group}${broadcast ? `~${spec.instanceId}` : ""}`;
+    const hooks: SubscriptionHooks = {
+      maxDeliveries: this.#maxDeliveries,
+      deadLetterAtLimit: (m, envelope, attempt) =>
+        this.#deadLetterAtLimit(spec, m, envelope, attempt),
+    };
     const sub = await this.#client.subscribe(
       {
         topic: spec.topic,
@@ -214,7 +251,7 @@ export class CloudPubSubTransport implements Transport {
         ephemeral: broadcast,
         maxDeliveries: this.#maxDeliveries,
       },
-      (m) => this.#receive(spec, listener, m),
+      (m) => this.#receive(spec, listener, hooks, m),
     );
     this.#subscriptions.add(sub);
     return {
@@ -225,23 +262,22 @@ export class CloudPubSubTransport implements Transport {
     };
   }
 
-  #receive(spec: SubscriptionSpec, listener: DeliveryListener, m: CloudMessage): void {
+  #receive(
+    spec: SubscriptionSpec,
+    listener: DeliveryListener,
+    hooks: SubscriptionHooks,
+    m: CloudMessage,
+  ): void {
     const attempt = Math.max(1, Math.floor(m.deliveryAttempt) || 1);
-    const decoded = decodeEnvelope(m.data, m.attributes);
+    // fw's mark alone, when the client can read one attribute without building them all
+    const mark = typeof m.attribute === "function" ? m.attribute(FW_MARK) : m.attributes?.[FW_MARK];
+    const decoded = decodeMarked(m.data, mark);
     if (!decoded.ok) {
       this.#settle(this.#deadLetterForeign(spec, m, attempt, decoded.reason), m);
       return;
     }
     const envelope = decoded.envelope as Envelope;
-    const delivery: Delivery = {
-      envelope,
-      attempt,
-      ack: () => m.ack(),
-      retry: (delayMs) =>
-        attempt >= this.#maxDeliveries
-          ? this.#deadLetterAtLimit(spec, m, envelope, attempt)
-          : m.nack(delayMs),
-    };
+    const delivery = new CloudDelivery(envelope, attempt, m, hooks);
     let admission;
     try {
       admission = listener(delivery);

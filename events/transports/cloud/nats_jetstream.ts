@@ -55,6 +55,7 @@ import type { ScheduleStore } from "../../schedule/store.ts";
 import { NatsScheduleStore } from "./_schedule_nats.ts";
 import { NATS_MAX_DELAY_MS, NATS_PULL_EXPIRES_MS, NatsDelays } from "./_nats_delay.ts";
 import { inspectNats } from "./_nats_inspect.ts";
+import { InFlight, NatsMessage, type NatsSettler } from "./_nats_message.ts";
 
 /**
  * A connection from `connect()` of npm `@nats-io/transport-node` (or `@nats-io/nats-core`),
@@ -120,30 +121,26 @@ export function natsConsumerName(subscription: string): string {
   return `${subscription.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 200)}_${fnv(subscription)}`;
 }
 
-function decode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
+/** Text `encodeURIComponent` leaves as it is. */
+const UNRESERVED = /^[A-Za-z0-9._~!*'()-]*$/;
+/** Header names already encoded (a topic's attributes repeat with every publish). */
+const encodedNames = new Map<string, string>();
+
+function encodeText(text: string): string {
+  return UNRESERVED.test(text) ? text : encodeURIComponent(text);
 }
 
 function toHeaders(attributes: Readonly<Record<string, string>>): MsgHdrs {
   const h = headers();
-  for (const k in attributes) h.set(encodeURIComponent(k), encodeURIComponent(attributes[k]));
-  return h;
-}
-
-function fromHeaders(h: MsgHdrs | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!h) return out;
-  for (const k of h.keys()) {
-    if (k.startsWith("Nats-")) continue;
-    const v = h.get(k);
-    // Only text that encodeURIComponent escaped has a "%" to decode.
-    out[k.includes("%") ? decode(k) : k] = v.includes("%") ? decode(v) : v;
+  for (const k in attributes) {
+    let name = encodedNames.get(k);
+    if (name === undefined) {
+      if (encodedNames.size >= 1024) encodedNames.clear();
+      encodedNames.set(k, name = encodeURIComponent(k));
+    }
+    h.set(name, encodeText(attributes[k]));
   }
-  return out;
+  return h;
 }
 
 function isApiError(err: unknown, code: number): err is JsApiError {
@@ -186,7 +183,10 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   readonly #o: Required<
     Omit<NatsJetStreamClientOptions, "servers" | "connection" | "stream" | "subjectPrefix">
   >;
-  readonly #inflight = new Set<JsMsg>();
+  /** Messages being handled, leased every third of `ackWaitMs`. */
+  readonly #inFlight = new InFlight();
+  /** What received messages settle through (one object, no closures per message). */
+  readonly #settler: NatsSettler = { inFlight: this.#inFlight, ack: (m) => this.#ack(m) };
   /** Acks not sent yet: sent together at the end of the event-loop turn ({@linkcode #ack}). */
   #acks: JsMsg[] = [];
   #ackTimer: ReturnType<typeof setTimeout> | undefined;
@@ -435,7 +435,8 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     await mover;
     const consumer = await js.consumers.get(this.#stream, name);
     let closed = false;
-    const inflight = this.#inflight;
+    const inFlight = this.#inFlight;
+    const settler = this.#settler;
     const messages = await consumer.consume({
       max_messages: Math.min(o.maxAckPending, 500),
       expires: NATS_PULL_EXPIRES_MS,
@@ -444,21 +445,9 @@ export class NatsJetStreamClient implements CloudPubSubClient {
           m.nak();
           return;
         }
-        inflight.add(m);
-        onMessage({
-          id: `${m.info.stream}:${m.seq}`,
-          data: m.data,
-          attributes: fromHeaders(m.headers),
-          deliveryAttempt: m.info.deliveryCount,
-          ack: () => {
-            inflight.delete(m);
-            this.#ack(m);
-          },
-          nack: (delayMs) => {
-            inflight.delete(m);
-            m.nak(delayMs && delayMs > 0 ? delayMs : undefined);
-          },
-        });
+        const message = new NatsMessage(m, settler);
+        inFlight.add(message);
+        onMessage(message);
       },
     });
     this.#startLease();
@@ -513,7 +502,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
   #startLease(): void {
     if (this.#lease !== undefined) return;
     this.#lease = setInterval(() => {
-      for (const m of this.#inflight) m.working();
+      this.#inFlight.working();
     }, Math.max(50, Math.floor(this.#o.ackWaitMs / 3)));
   }
 
@@ -553,7 +542,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
     await this.#delays.close();
     if (this.#lease !== undefined) clearInterval(this.#lease);
     this.#lease = undefined;
-    this.#inflight.clear();
+    this.#inFlight.clear();
     const ready = this.#ready;
     if (ready) await ready.catch(() => undefined);
     if (this.#own && this.#connection && !this.#connection.isClosed()) {
