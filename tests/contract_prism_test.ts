@@ -60,6 +60,14 @@ Deno.test("contract: the shop's tests pass through Prism with no violation of it
     assert.ok(refused.some((l) => l.status === 401 && l.violations.length > 0));
     const wrong = lines.filter((l) => l.violations.some((v) => v.location[0] === "response"));
     assert.deepEqual(wrong, []);
+    // a request the document refuses is one the shop refused too (the tests' deliberate mistakes)
+    const accepted = lines.filter((l) => l.violations.length > 0 && l.status < 400);
+    assert.deepEqual(accepted, []);
+    console.log(
+      `Prism: ${lines.length} requests, ${refused.length} answered 4xx/5xx, ` +
+        `${lines.filter((l) => l.violations.length > 0).length} with a request violation ` +
+        `(all refused by the shop too), ${wrong.length} response violations`,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -29,6 +29,10 @@ async function contract(
     const skipped = (name: string) =>
       Object.keys(options.skipSuccess ?? {}).some((op) => name === itemName(document, op));
     const run = await portmanNewman(dir, document, config, app.url, skipped);
+    console.log(
+      `${entry}: ${run.executed.length} requests, ${run.assertions} assertions, ` +
+        `${run.failures.length} failures`,
+    );
     assert.deepEqual(run.failures, [], `newman failures against ${entry}`);
     const names = new Set(run.executed.map((e) => e.name));
     for (const op of successes) {
@@ -95,6 +99,12 @@ Deno.test("contract: examples/app answers as its OpenAPI document says", async (
         value: "{{userId}}",
         overwrite: true,
       }],
+    }, {
+      // the generated example of `tags` is sometimes an empty array, and Portman's "maximum
+      // length tags[0]" variation then sends the body unchanged (valid, so 201, not 400): a fixed
+      // tag gives that variation a value to lengthen
+      openApiOperationIds: ["postUsers", "putUsersById"],
+      overwriteRequestBody: [{ key: "tags", value: ["admin"], overwrite: true }],
     }],
   });
   assert.ok(run.assertions > 100, `only ${run.assertions} assertions ran`);
