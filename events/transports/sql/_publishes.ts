@@ -7,9 +7,10 @@
  * that come while `limit` are in flight wait, and the next statement to finish sends every one
  * waiting by then as a single multi-row statement (`publishMany`): one round trip and one commit
  * for all of them, instead of one each. A publish still resolves only after the commit that holds
- * its rows, and rejects when that statement fails; a failed multi-row statement is tried again
- * one publish per statement, so each caller gets its own outcome and a bad publish does not fail
- * the others.
+ * its rows, and rejects when that statement fails. A multi-row statement the server refuses
+ * (which wrote nothing) is tried again one publish per statement, so each caller gets its own
+ * outcome and a bad publish does not fail the others; when the connection fails instead (the
+ * statement may have committed), each publish of it fails, as a lone one would.
  *
  * @module
  */
@@ -98,9 +99,16 @@ export class PublishBatcher {
       rows = await this.#sql.unsafe(this.#queries.publishMany, [topics, bodies], {
         prepare: true,
       }) as unknown as { topic: string }[];
-    } catch {
-      // Each on its own, so that each caller gets its own outcome.
-      await Promise.all(batch.map((w) => this.#one(w.topic, w.body).then(w.resolve, w.reject)));
+    } catch (error) {
+      if ((error as { severity?: unknown } | null)?.severity === "ERROR") {
+        // The server refused the statement (so it wrote nothing): each on its own, so that each
+        // caller gets its own outcome.
+        await Promise.all(batch.map((w) => this.#one(w.topic, w.body).then(w.resolve, w.reject)));
+      } else {
+        // The connection failed: the statement may have committed, so none is sent again (as a
+        // lone publish would, each fails and its caller decides).
+        for (const w of batch) w.reject(error);
+      }
       return;
     }
     if (rows.length === 1) {
