@@ -3,8 +3,10 @@
  * work on the same database in the same run. Each system handles `--sql-messages` (20,000) small
  * jobs whose payload is validated at publish and at the handler, with handler concurrency 1 and
  * 50; 64 concurrent publishers send one job per call (no batch insert on either side), and at most
- * 1,000 jobs are in flight (published, not yet handled). Throughput is jobs per second from the
- * first publish to the last handler entry; latency is publish call to handler entry (p50, p99).
+ * 1,000 jobs are in flight (published, not yet handled). (fw's transport coalesces the publishes
+ * that wait for a free connection into one multi-row statement; the callers still publish one job
+ * per call.) Throughput is jobs per second from the first publish to the last handler entry;
+ * latency is publish call to handler entry (p50, p99).
  *
  * pg-boss (12.x) runs under Deno with the settings its documentation gives for throughput and low
  * latency: the LISTEN/NOTIFY listener on (`useListenNotify`, queue `notify: true`), the 0.5 s

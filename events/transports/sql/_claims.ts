@@ -65,7 +65,9 @@ export interface ClaimContext {
  * and the rows come back when their claims expire (at-least-once).
  */
 export class AckBatcher {
-  #pending: { id: string; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /** Ids of the next delete, and the promise its acks share (settled when it ends). */
+  #ids: string[] = [];
+  #next: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined;
   #flushing = false;
   readonly #sql: SqlQueryable;
   readonly #query: string;
@@ -78,22 +80,23 @@ export class AckBatcher {
     this.#deadline = deadlineMs;
   }
 
-  /** Queues one row id; resolves when its delete committed. */
+  /** Queues one row id; resolves when its delete committed (one promise per delete, shared). */
   add(id: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#pending.push({ id, resolve, reject });
-      if (!this.#flushing) {
-        this.#flushing = true;
-        queueMicrotask(() => void this.#flush());
-      }
-    });
+    this.#ids.push(id);
+    const next = this.#next ??= Promise.withResolvers<void>();
+    if (!this.#flushing) {
+      this.#flushing = true;
+      queueMicrotask(() => void this.#flush());
+    }
+    return next.promise;
   }
 
   async #flush(): Promise<void> {
-    while (this.#pending.length > 0) {
-      const batch = this.#pending;
-      this.#pending = [];
-      const ids = batch.map((p) => p.id);
+    while (this.#ids.length > 0) {
+      const ids = this.#ids;
+      const batch = this.#next!;
+      this.#ids = [];
+      this.#next = undefined;
       let error: unknown;
       for (let attempt = 1; attempt <= 5; attempt++) {
         try {
@@ -109,14 +112,14 @@ export class AckBatcher {
           await new Promise((r) => setTimeout(r, 50 * attempt));
         }
       }
-      for (const p of batch) error === undefined ? p.resolve() : p.reject(error);
+      error === undefined ? batch.resolve() : batch.reject(error);
     }
     this.#flushing = false;
   }
 
   /** Resolves once every queued ack was written (or gave up). */
   async drain(): Promise<void> {
-    while (this.#flushing || this.#pending.length > 0) {
+    while (this.#flushing || this.#ids.length > 0) {
       await new Promise((r) => setTimeout(r, 5));
     }
   }

@@ -15,6 +15,11 @@ export interface SqlQueries {
    * then sends the wake-up).
    */
   readonly publish: string;
+  /**
+   * Several plain publishes in one statement (one commit): `$1` topics, `$2` envelope JSON texts
+   * (parallel arrays). Returns the distinct topics that got at least one row.
+   */
+  readonly publishMany: string;
   /** As `publish`, plus `$3` channel and `$4` wake payload: notifies in the same transaction. */
   readonly publishTx: string;
   /** As `publish`, plus `$3` dedupe key and `$4` window in ms. */
@@ -92,6 +97,21 @@ SELECT ${
 )`;
   return {
     publish: `WITH ${fanOut("", false)}`,
+    publishMany: `WITH m AS (
+  SELECT t AS topic, e AS envelope, n FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS m(t, e, n)
+), targets AS (
+  SELECT m.topic, m.envelope, m.n, g.grp, coalesce(i.instance, '') AS instance
+  FROM m
+  JOIN ${n.groups} g ON g.topic = m.topic
+  LEFT JOIN ${n.instances} i ON g.distribution = 'broadcast' AND i.topic = g.topic
+    AND i.grp = g.grp AND i.expires_at > now()
+  WHERE g.distribution = 'competing' OR i.instance IS NOT NULL
+), inserted AS (
+  INSERT INTO ${n.queue} (topic, grp, instance, envelope)
+  SELECT topic, grp, instance, envelope::json FROM targets ORDER BY n
+  RETURNING topic
+)
+SELECT DISTINCT topic FROM inserted`,
     publishTx: `WITH ${fanOut("", true)}`,
     publishDedupe: `WITH ${seen("$3", "$4")}, ${fanOut(" AND EXISTS (SELECT 1 FROM seen)", false)}`,
     publishDedupeTx: `WITH ${seen("$5", "$6")}, ${

@@ -6,6 +6,9 @@
  *   (per live instance of a broadcast group), honours a `dedupeKey`, and sends a `NOTIFY` carrying
  *   only the topic name as a wake-up. With `{ tx }` it runs in the caller's open transaction, so
  *   the message exists, and the wake-up is sent, only if that transaction commits (the outbox).
+ *   Plain publishes (no `tx`, `dedupeKey` or `deliverAt`) made while `poolSize` statements are in
+ *   flight wait and go together in the next statement, one commit for all (`_publishes.ts`); each
+ *   still resolves after its rows commit and fails on its own.
  * - Consumers `LISTEN` on one dedicated connection per transport, claim rows in batches with
  *   `FOR UPDATE SKIP LOCKED` (`_claims.ts`), and also poll on a slow timer; after the listening
  *   connection comes back they look again, so nothing published meanwhile waits for the poll.
@@ -43,6 +46,7 @@ import { type SqlQueries, sqlQueries } from "./_queries.ts";
 import { AckBatcher, type ClaimContext, ClaimLoop, withDeadline } from "./_claims.ts";
 import { SqlDeadLetters } from "./dead_letters.ts";
 import { WakeNotifier } from "./_wake.ts";
+import { PublishBatcher } from "./_publishes.ts";
 import { SqlScheduleStore } from "./_schedule.ts";
 import type { ScheduleStore } from "../../schedule/store.ts";
 import { delayedWake, nextDueSql, parseWake, SQL_MAX_DELAY_MS, wakeAtNextDue } from "./_delayed.ts";
@@ -94,6 +98,7 @@ export class SqlTransport implements Transport {
   readonly #conns: SqlConnections;
   #context: ClaimContext | undefined;
   #wakeups: WakeNotifier | undefined;
+  #publishes: PublishBatcher | undefined;
   #listening: Promise<{ unlisten(): Promise<void> } | undefined> | undefined;
   #closed = false;
 
@@ -175,6 +180,12 @@ export class SqlTransport implements Transport {
           ? (deduped ? q.publishAtDedupeTx : q.publishAtTx)
           : (deduped ? q.publishDedupeTx : q.publishTx);
         await tx.unsafe(text, params, { prepare: true });
+        return;
+      }
+      if (!deduped && !later) {
+        // Coalesced with other plain publishes while the pool is busy (`_publishes.ts`).
+        const publishes = this.#publishes ??= new PublishBatcher(conn.sql, q, this.#o.poolSize);
+        if (await publishes.publish(topic, body)) this.#notifier(conn).wake(wake);
         return;
       }
       const params: unknown[] = [topic, body];
@@ -380,6 +391,7 @@ export class SqlTransport implements Transport {
     if (!conn) return;
     const q = this.#queries;
     try {
+      await this.#publishes?.drain();
       await this.#context?.acks.drain();
       await this.#wakeups?.drain();
       const held = loops.flatMap((l) => l.inflight());

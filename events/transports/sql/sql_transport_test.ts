@@ -227,6 +227,66 @@ Deno.test("sqlTransport keeps group names as data, never as SQL", async () => {
   });
 });
 
+Deno.test("sqlTransport coalesces plain publishes that wait for the pool, each with its own outcome", async () => {
+  await withPg("coalesce", async (track) => {
+    const admin = await track.admin();
+    const statements: string[] = [];
+    const client = {
+      unsafe: (text: string, params?: unknown[], options?: { prepare?: boolean }) => {
+        statements.push(text);
+        return admin.sql.unsafe(text, params, options);
+      },
+      listen: admin.sql.listen.bind(admin.sql),
+      end: () => Promise.resolve(),
+    } as unknown as SqlClient;
+    // One statement in flight: every publish made meanwhile waits and goes in the next one.
+    const transport = track.transport({ client, poolSize: 1 });
+    const bus = track.bus(transport);
+    const seen: Record<string, number[]> = { a: [], b: [], c: [] };
+    for (const group of ["a", "b"]) {
+      await bus.add(
+        handler(Order).options({ ...FAST, group }).handle((m) =>
+          void seen[group].push(m.payload.id)
+        ),
+      );
+    }
+    await bus.add(
+      handler(Order).options({ ...FAST, group: "c", distribution: "broadcast" })
+        .handle((m) => void seen.c.push(m.payload.id)),
+    );
+    await bus.start();
+    const publish = getPublisher(Order, { bus });
+    const Other = topic("sql.nobody", { id: Int });
+    const ids = Array.from({ length: 40 }, (_, i) => i + 1);
+    // A topic PostgreSQL refuses (a NUL byte in text) fails its own publish, not the others.
+    const bad = { id: crypto.randomUUID(), topic: "sql.\u0000bad", payload: {}, attributes: {} };
+    const outcomes = await Promise.allSettled([
+      ...ids.map((id) => publish({ id })),
+      transport.publish({ ...bad, traceId: "0".repeat(32), publishedAt: Date.now() }),
+      getPublisher(Other, { bus })({ id: 0 }),
+    ]);
+    assert.deepEqual(outcomes.slice(0, 40).map((o) => o.status), ids.map(() => "fulfilled"));
+    assert.equal(outcomes[40].status, "rejected");
+    assert.match(
+      String((outcomes[40] as PromiseRejectedResult).reason),
+      /Cannot publish to topic "sql\..bad" on PostgreSQL/,
+    );
+    assert.equal(outcomes[41].status, "fulfilled");
+    assert.ok(
+      statements.some((s) => s.includes("unnest($1::text[], $2::text[])")),
+      "publishes were coalesced into a multi-row statement",
+    );
+    await until(
+      () => Object.values(seen).every((got) => got.length >= ids.length),
+      10_000,
+      "one copy per group",
+    );
+    for (const [group, got] of Object.entries(seen)) {
+      assert.deepEqual([...got].sort((x, y) => x - y), ids, `group ${group}: each once`);
+    }
+  });
+});
+
 Deno.test("sqlTransport migrates idempotently and LISTENs again after its connections are terminated", async () => {
   await withPg("relisten", async (track) => {
     const app = `fw-relisten-${crypto.randomUUID().slice(0, 8)}`;
