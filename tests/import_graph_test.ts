@@ -114,7 +114,6 @@ Deno.test("importing @fw/application loads no stream or policy code until a rout
       "_hook.ts",
       "_load.ts",
       "_options.ts",
-      "_token_cache.ts",
       "oauth.ts",
       "rate_limit_store.ts",
     ],

@@ -1,10 +1,12 @@
 /**
  * `oauth()`: verifies bearer JWTs and puts the identity in the async context as `user`, where
  * `.secure()` routes, handlers (`useContext().user`) and the events publisher (`auth.*`
- * attributes) read it. Verification is done by `npm:jose` (this is the one module that imports
- * it, loaded when the plugin is set up): the signature against a shared `secret`, a `publicKey`, or the keys of a remote JWKS
- * (fetched, cached, and fetched again when a token names a key id it does not know, so key
- * rotation needs no restart); then `iss`, `aud`, `exp` and `nbf`.
+ * attributes) read it. Verification is done by `npm:jose`, loaded with the plugin's verifier
+ * (`_oauth_verifier.ts`, the one module that imports it) when the plugin is set up, so importing
+ * `@fw/application` loads neither. It checks the signature against a shared `secret`, a
+ * `publicKey`, or the keys of a remote JWKS (fetched, cached, and fetched again when a token
+ * names a key id it does not know, so key rotation needs no restart); then `iss`, `aud`, `exp`
+ * and `nbf`.
  *
  * A request without a bearer token goes on without `user`; so does one whose token fails, and a
  * `.secure()` route then answers 401 with `WWW-Authenticate: Bearer error="invalid_token"` (503
@@ -16,20 +18,11 @@
  * @module
  */
 
-import type * as Jose from "jose";
-import {
-  type AppContext,
-  type AuthUser,
-  type Clock,
-  type Middleware,
-  type Plugin,
-  runInContext,
-  systemClock,
-} from "@fw/runtime";
-import { type AuthFailure, authFailures } from "./_auth.ts";
-import { type ContextProvider, contextProviders } from "../_context_providers.ts";
-import { TokenCache } from "./_token_cache.ts";
-import { requestHeader } from "../_request_header.ts";
+import type { AuthUser, Plugin } from "@fw/runtime";
+import { invalidOAuth as fail, nonNegative as positive } from "./_auth.ts";
+import type { OAuthVerifier } from "./_oauth_verifier.ts";
+
+export { userFromClaims } from "./_auth.ts";
 
 /** Remote JWKS settings of {@linkcode OAuthOptions}. */
 export interface JwksOptions {
@@ -77,21 +70,7 @@ export interface OAuthPlugin extends Plugin {
   verify(token: string): Promise<AuthUser>;
 }
 
-type KeySource = Parameters<typeof Jose.jwtVerify>[1];
-
-let jose: typeof Jose | undefined;
-
-/** Loads `jose` on first use, so importing `@fw/application` does not. */
-async function loadJose(): Promise<typeof Jose> {
-  return jose ??= await import("jose");
-}
-
 const HMAC = ["HS256", "HS384", "HS512"];
-const KEY_FAILURES = new Set(["ERR_JWKS_TIMEOUT", "ERR_JOSE_GENERIC", "ERR_JWKS_INVALID"]);
-
-function fail(detail: string): never {
-  throw new TypeError(`Invalid oauth() options: ${detail}`);
-}
 
 function nonEmpty(value: unknown, name: string): string | string[] {
   if (typeof value === "string" && value !== "") return value;
@@ -102,14 +81,6 @@ function nonEmpty(value: unknown, name: string): string | string[] {
     return [...value];
   }
   fail(`"${name}" must be a non-empty string or a list of them`);
-}
-
-function positive(value: number | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-    fail(`"${name}" must be a non-negative number, got ${value}`);
-  }
-  return value;
 }
 
 function checkSources(o: OAuthOptions): void {
@@ -123,101 +94,6 @@ function checkSources(o: OAuthOptions): void {
       })`,
     );
   }
-}
-
-async function keySource(o: OAuthOptions): Promise<KeySource> {
-  const { createRemoteJWKSet, importJWK, importSPKI } = await loadJose();
-  if (o.secret !== undefined) {
-    const bytes = typeof o.secret === "string" ? new TextEncoder().encode(o.secret) : o.secret;
-    if (!(bytes instanceof Uint8Array) || bytes.length < 32) {
-      fail(`"secret" must be at least 32 bytes`);
-    }
-    return bytes;
-  }
-  if (o.jwksUrl !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(String(o.jwksUrl));
-    } catch {
-      fail(`"jwksUrl" is not a URL: "${o.jwksUrl}"`);
-    }
-    const j = o.jwks ?? {};
-    return createRemoteJWKSet(url, {
-      cooldownDuration: positive(j.cooldownMs, "jwks.cooldownMs", 30_000),
-      cacheMaxAge: positive(j.cacheMaxAgeMs, "jwks.cacheMaxAgeMs", 600_000),
-      timeoutDuration: Math.round(positive(j.timeoutMs, "jwks.timeoutMs", 5_000)),
-    });
-  }
-  const key = o.publicKey!;
-  try {
-    if (typeof key === "string") return await importSPKI(key, o.algorithms?.[0] ?? "RS256");
-    if (key instanceof CryptoKey) return key;
-    return await importJWK(key as Parameters<typeof importJWK>[0], o.algorithms?.[0]);
-  } catch (error) {
-    fail(`"publicKey" cannot be imported: ${(error as Error).message}`);
-  }
-}
-
-function words(value: unknown): string[] {
-  if (typeof value === "string") return value.split(" ").filter((s) => s !== "");
-  if (Array.isArray(value)) return value.filter((s): s is string => typeof s === "string");
-  return [];
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-/**
- * The `user` of a verified token's claims.
- *
- * @param claims The JWT payload.
- * @returns The identity (frozen: it is shared by every request with the same token).
- */
-export function userFromClaims(claims: Record<string, unknown>): AuthUser {
-  return Object.freeze({
-    sub: text(claims.sub),
-    email: text(claims.email),
-    azp: text(claims.azp),
-    client_id: text(claims.client_id),
-    scopes: Object.freeze(words(claims.scope ?? claims.scp)) as string[],
-    roles: Object.freeze(words(claims.roles)) as string[],
-    claims: Object.freeze({ ...claims }),
-  });
-}
-
-function failureOf(error: unknown, remote: boolean): AuthFailure {
-  const code = (error as { code?: unknown })?.code;
-  if (remote && (typeof code !== "string" || KEY_FAILURES.has(code))) {
-    return { status: 503, description: "Cannot fetch the signing keys to verify the token" };
-  }
-  switch (code) {
-    case "ERR_JWT_EXPIRED":
-      return { status: 401, description: "token expired" };
-    case "ERR_JWT_CLAIM_VALIDATION_FAILED":
-      return {
-        status: 401,
-        description: `claim "${(error as { claim?: string }).claim}" is not accepted`,
-      };
-    case "ERR_JWS_SIGNATURE_VERIFICATION_FAILED":
-      return { status: 401, description: "signature is invalid" };
-    case "ERR_JOSE_ALG_NOT_ALLOWED":
-    case "ERR_JOSE_NOT_SUPPORTED":
-      return { status: 401, description: "algorithm is not accepted" };
-    case "ERR_JWKS_NO_MATCHING_KEY":
-    case "ERR_JWKS_MULTIPLE_MATCHING_KEYS":
-      return { status: 401, description: "no matching signing key" };
-    default:
-      return { status: 401, description: "token is malformed" };
-  }
-}
-
-function bearer(header: string): string | undefined {
-  if (header.length < 8 || header.charCodeAt(6) !== 32) return undefined;
-  const scheme = header.slice(0, 6);
-  if (scheme !== "Bearer" && scheme.toLowerCase() !== "bearer") return undefined;
-  const token = header.slice(7).trim();
-  return token === "" ? undefined : token;
 }
 
 /**
@@ -261,64 +137,19 @@ export function oauth(options: OAuthOptions): OAuthPlugin {
     fail(`"algorithms" must be algorithm names, and "none" is never accepted`);
   }
   checkSources(options);
-  const remote = options.jwksUrl !== undefined;
-  let key: KeySource | undefined;
-  let clock: Clock = systemClock;
-  let cache = new TokenCache(maxTokens, ttl, tolerance);
-
-  async function verify(token: string): Promise<AuthUser> {
-    if (key === undefined) key = await keySource(options);
-    const { payload } = await jose!.jwtVerify(token, key as Uint8Array, {
-      issuer,
-      audience,
-      algorithms,
-      clockTolerance: tolerance,
-      currentDate: new Date(clock.now()),
-    });
-    const user = userFromClaims(payload);
-    cache.set(token, user, payload.exp, clock.now());
-    return user;
-  }
-
-  /** The values `oauth()` adds to a request's context: `{ user }`, or none. */
-  const provide: ContextProvider = (req) => {
-    const header = requestHeader(req, "authorization");
-    if (header === null) return undefined;
-    const token = bearer(header);
-    if (token === undefined) return undefined;
-    const values = cache.get(token, clock.now());
-    if (values !== undefined) return values;
-    return verify(token).then(
-      (user) => ({ user }),
-      (error) => {
-        const failure = failureOf(error, remote);
-        if (failure.status === 503) {
-          logError?.("oauth(): cannot fetch the JWKS to verify a token", error);
-        }
-        authFailures.set(req, failure);
-        return undefined;
-      },
-    );
-  };
-  // The ordinary middleware form, for hosts that do not know context providers.
-  const middleware: Middleware = (req, _info, next) => {
-    const values = provide(req);
-    if (values === undefined) return next();
-    if (!(values instanceof Promise)) return runInContext({ ...values }, next);
-    return values.then((v) => v === undefined ? next() : runInContext({ ...v }, next));
-  };
-  contextProviders.set(middleware, provide);
-  let logError: ((message: string, error: unknown) => void) | undefined;
+  const settings = { issuer, audience, algorithms, tolerance, ttl, maxTokens };
+  // the verifier (token cache, key source, jose) loads at setup, or at a first verify() before it
+  let verifier: Promise<OAuthVerifier> | undefined;
+  const load = () =>
+    verifier ??= import("./_oauth_verifier.ts").then((m) => m.oauthVerifier(options, settings));
 
   return {
     name: "oauth",
-    verify,
-    async setup(ctx: AppContext) {
-      clock = ctx.clock;
-      cache = new TokenCache(maxTokens, ttl, tolerance);
-      logError = (message, error) => ctx.logger.error(message, { error: error as Error });
-      key = await keySource(options);
-      ctx.addMiddleware(middleware);
+    async verify(token: string): Promise<AuthUser> {
+      return await (await load()).verify(token);
+    },
+    async setup(ctx) {
+      await (await load()).setup(ctx);
     },
   };
 }
