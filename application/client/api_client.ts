@@ -148,6 +148,7 @@ export function apiClient<R>(baseUrl: string | URL, options: ApiClientOptions = 
     base + fillPath(path, o.params) + queryString(o.query);
   const defaults: Record<string, string> = {};
   for (const k in options.headers) defaults[k.toLowerCase()] = options.headers[k];
+  const plain = options.headers === undefined || Object.keys(defaults).length === 0;
   /** The request headers: defaults, `accept`, the token (when there is one), then the call's. */
   const headers = async (accept: string, given?: HeadersInit): Promise<Record<string, string>> => {
     const h: Record<string, string> = { ...defaults, accept };
@@ -162,13 +163,16 @@ export function apiClient<R>(baseUrl: string | URL, options: ApiClientOptions = 
     // no token and no headers of the call: no promise to wait for
     const h = options.token || o.headers
       ? await headers("application/json", o.headers)
+      : plain
+      ? { accept: "application/json" }
       : { ...defaults, accept: "application/json" };
     let body: string | undefined;
     if (o.body !== undefined) {
       body = JSON.stringify(o.body);
       h["content-type"] = "application/json";
     }
-    const init: RequestInit = { method, headers: h };
+    // GET is fetch's default: leaving it out spares the Request its method normalisation
+    const init: RequestInit = method === "GET" ? { headers: h } : { method, headers: h };
     if (body !== undefined) init.body = body;
     if (o.signal !== undefined) init.signal = o.signal;
     if (o.redirect !== undefined) init.redirect = o.redirect;
