@@ -37,11 +37,15 @@ export function messagingSystem(transport: Transport): string {
 }
 
 /**
- * Publish spans by the envelope they stamped: an in-process transport (the memory broker) hands
- * the same object to its consumers, whose spans then start from the span itself rather than
- * from its parsed `traceparent`.
+ * The publish span on the envelope it stamped, under a symbol: an in-process transport (the
+ * memory broker) hands the same object to its consumers, whose spans then start from the span
+ * itself rather than from its parsed `traceparent`. A symbol key is invisible to
+ * `JSON.stringify` and structured clone, so no transport stores it; it replaces a `WeakMap`,
+ * whose entries cost the garbage collector far more per message (ephemerons).
  */
-const published = new WeakMap<Envelope, Span>();
+const PUBLISH_SPAN: unique symbol = Symbol("fw.publishSpan");
+
+type Stamped = Envelope & { [PUBLISH_SPAN]?: Span };
 
 /** The trace context an envelope carries, if valid. */
 export function envelopeContext(envelope: Envelope): SpanContext | undefined {
@@ -50,7 +54,7 @@ export function envelopeContext(envelope: Envelope): SpanContext | undefined {
 
 /** The parent of a delivery's span: its publish span in this process, else the envelope's. */
 function deliveryParent(envelope: Envelope): Span | SpanContext | undefined {
-  return published.get(envelope) ?? envelopeContext(envelope);
+  return (envelope as Stamped)[PUBLISH_SPAN] ?? envelopeContext(envelope);
 }
 
 /** Writes a span's trace context into an envelope (and its trace id). */
@@ -95,7 +99,7 @@ export function startPublishSpan(
     },
   });
   stamp(envelope, span.context);
-  published.set(envelope, span);
+  (envelope as Stamped)[PUBLISH_SPAN] = span;
   return span;
 }
 
