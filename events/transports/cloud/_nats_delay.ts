@@ -97,12 +97,29 @@ export async function ensureDelayStream(
     storage: s.storage === "memory" ? StorageType.Memory : StorageType.File,
     num_replicas: s.replicas,
     duplicate_window: s.duplicateWindowMs * 1_000_000,
-  }).catch(async (err) => {
-    // Another process may have created it at the same moment.
-    await jsm.streams.info(name).catch(() => {
-      throw err;
-    });
-  });
+  }).catch((err) => awaitConcurrentStream(jsm, name, err));
+}
+
+/**
+ * After a refused stream create: another process may be creating the same stream at the same
+ * moment, and JetStream can refuse the loser of that race ("subjects overlap with an existing
+ * stream") before the winner's stream is visible. Looks for the stream a few times (up to about
+ * 300 ms in all) and throws the refusal when it does not appear.
+ *
+ * @param jsm The JetStream manager.
+ * @param name The stream.
+ * @param err The refusal.
+ */
+export async function awaitConcurrentStream(
+  jsm: JetStreamManager,
+  name: string,
+  err: unknown,
+): Promise<void> {
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    if (await jsm.streams.info(name).then(() => true, () => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+  }
+  throw err;
 }
 
 /** One client's delayed publishes: the delay stream (created once) and its mover. */

@@ -53,7 +53,12 @@ import type {
 import { newTraceId } from "../../envelope.ts";
 import type { ScheduleStore } from "../../schedule/store.ts";
 import { NatsScheduleStore } from "./_schedule_nats.ts";
-import { NATS_MAX_DELAY_MS, NATS_PULL_EXPIRES_MS, NatsDelays } from "./_nats_delay.ts";
+import {
+  awaitConcurrentStream,
+  NATS_MAX_DELAY_MS,
+  NATS_PULL_EXPIRES_MS,
+  NatsDelays,
+} from "./_nats_delay.ts";
 import { inspectNats } from "./_nats_inspect.ts";
 import { InFlight, NatsMessage, type NatsSettler } from "./_nats_message.ts";
 
@@ -334,9 +339,7 @@ export class NatsJetStreamClient implements CloudPubSubClient {
       });
     } catch (err) {
       // Another process may have created it at the same moment.
-      await jsm.streams.info(this.#stream).catch(() => {
-        throw err;
-      });
+      await awaitConcurrentStream(jsm, this.#stream, err);
     }
   }
 
