@@ -35,6 +35,8 @@ export class PublishBatcher {
   readonly #limit: number;
   #waiting: Waiting[] = [];
   #inflight = 0;
+  /** Callers of {@linkcode drain} waiting for the last statement to finish. */
+  #idle: (() => void)[] = [];
 
   /**
    * @param sql The publishing pool.
@@ -70,7 +72,10 @@ export class PublishBatcher {
   /** A statement finished: sends what waits, as one statement. */
   #next(): void {
     this.#inflight--;
-    if (this.#waiting.length === 0) return;
+    if (this.#waiting.length === 0) {
+      if (this.#inflight === 0) { for (const wake of this.#idle.splice(0)) wake(); }
+      return;
+    }
     let batch: Waiting[];
     if (this.#waiting.length <= MAX_BATCH) {
       batch = this.#waiting;
@@ -111,19 +116,14 @@ export class PublishBatcher {
       }
       return;
     }
-    if (rows.length === 1) {
-      const hit = rows[0].topic;
-      for (const w of batch) w.resolve(w.topic === hit);
-      return;
-    }
     const hit = new Set(rows.map((r) => r.topic));
     for (const w of batch) w.resolve(hit.has(w.topic));
   }
 
   /** Resolves once no publish waits or runs. */
-  async drain(): Promise<void> {
-    while (this.#inflight > 0 || this.#waiting.length > 0) {
-      await new Promise((r) => setTimeout(r, 2));
-    }
+  drain(): Promise<void> {
+    // publishes wait only while statements run, and the last one to finish sends them
+    if (this.#inflight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
   }
 }
