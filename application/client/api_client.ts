@@ -148,7 +148,7 @@ export function apiClient<R>(baseUrl: string | URL, options: ApiClientOptions = 
     base + fillPath(path, o.params) + queryString(o.query);
   const defaults: Record<string, string> = {};
   for (const k in options.headers) defaults[k.toLowerCase()] = options.headers[k];
-  const plain = options.headers === undefined || Object.keys(defaults).length === 0;
+  const plain = Object.keys(defaults).length === 0;
   /** The request headers: defaults, `accept`, the token (when there is one), then the call's. */
   const headers = async (accept: string, given?: HeadersInit): Promise<Record<string, string>> => {
     const h: Record<string, string> = { ...defaults, accept };
