@@ -24,10 +24,9 @@ import type { Envelope } from "../../envelope.ts";
 /** Marks queue values sent by an fw transport (the protocol of this file, version 1). */
 export const MARK = "fw.events.denokv.v1";
 
-/** A message for one subscription group (or, for broadcast, one instance of it). */
-export interface DeliverMessage {
+/** What every queue message of the transport carries: whose it is and for which group. */
+interface QueueMessageBase {
   readonly mark: typeof MARK;
-  readonly kind: "deliver";
   /** Key prefix of the transport that sent it. */
   readonly prefix: string;
   /** Unique id of this queue message (a retry or hand-on gets a new one). */
@@ -36,8 +35,13 @@ export interface DeliverMessage {
   readonly group: string;
   /** Broadcast only: the one instance it is for. */
   readonly instance?: string;
-  /** 1-based delivery attempt. */
+  /** 1-based delivery attempt (of every part, for a batch). */
   readonly attempt: number;
+}
+
+/** A message for one subscription group (or, for broadcast, one instance of it). */
+export interface DeliverMessage extends QueueMessageBase {
+  readonly kind: "deliver";
   readonly envelope: Envelope;
   /**
    * A delayed publish's due time (ms since the epoch): a message that reaches a listener before
@@ -59,16 +63,8 @@ export interface BatchPart {
  * the rest until each is due. Their deliveries are the parts' own: a retry or hand-on of a part
  * becomes a {@linkcode DeliverMessage} and marks that part as moved.
  */
-export interface BatchMessage {
-  readonly mark: typeof MARK;
+export interface BatchMessage extends QueueMessageBase {
   readonly kind: "batch";
-  readonly prefix: string;
-  readonly qid: string;
-  readonly topic: string;
-  readonly group: string;
-  readonly instance?: string;
-  /** 1-based delivery attempt of every part. */
-  readonly attempt: number;
   /** In due order; at least two. */
   readonly parts: readonly BatchPart[];
 }
