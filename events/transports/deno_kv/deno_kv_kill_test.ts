@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { EventBus } from "../../event_bus.ts";
-import { getPublisher } from "../../publisher.ts";
+import { getPublisher, type Publisher } from "../../publisher.ts";
 import { topic } from "../../topic.ts";
 import { Int } from "@fw/runtime";
 import { DenoKvTransport } from "./deno_kv.ts";
@@ -32,16 +32,44 @@ class Consumer extends JsonLinesProcess<Line> {
   }
 }
 
-Deno.test("denoKvTransport delivers a message after its consumer process was killed mid-delivery", async () => {
+/**
+ * A database in a temporary folder, a publishing bus on it and a first consumer process that has
+ * subscribed and hangs in its handler; `fn` kills it and starts the second one. Both processes are
+ * killed and the folder removed afterwards.
+ */
+async function killScenario(
+  fn: (t: {
+    first: Consumer;
+    publish: Publisher<typeof Job>;
+    restart: () => Consumer;
+  }) => Promise<void>,
+): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "fw-denokv-kill-" });
   const path = `${dir}/events.sqlite`;
-  const publisher = new DenoKvTransport({ path });
-  const bus = new EventBus({ transports: { kv: publisher } });
-  const publish = getPublisher(Job, { bus });
-  let first: Consumer | undefined, second: Consumer | undefined;
+  const bus = new EventBus({ transports: { kv: new DenoKvTransport({ path }) } });
+  const processes: Consumer[] = [];
   try {
-    first = new Consumer(path, "hang");
+    const first = new Consumer(path, "hang");
+    processes.push(first);
     await first.next((l) => l.event === "ready", 30_000, "the first consumer to subscribe");
+    await fn({
+      first,
+      publish: getPublisher(Job, { bus }),
+      restart: () => {
+        const next = new Consumer(path, "handle");
+        processes.push(next);
+        return next;
+      },
+    });
+  } finally {
+    for (const p of processes) await p.kill();
+    await bus.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("denoKvTransport delivers a message after its consumer process was killed mid-delivery", async () => {
+  await killScenario(async ({ first, publish, restart }) => {
     await publish({ n: 1 }, { messageId: "kill-1" });
     const started = await first.next((l) => l.event === "started", 10_000, "the delivery");
     assert.deepEqual([started.n, started.id, started.attempt], [1, "kill-1", 1]);
@@ -50,7 +78,7 @@ Deno.test("denoKvTransport delivers a message after its consumer process was kil
 
     // Deno KV hands an abandoned message out again once it is 5 s overdue, when a handle opens
     // the database; the restarted consumer's transport does that for itself (RECOVERY_PROBE_MS).
-    second = new Consumer(path, "handle");
+    const second = restart();
     const handled = await second.next(
       (l) => l.event === "handled" && l.id === "kill-1",
       20_000,
@@ -67,24 +95,11 @@ Deno.test("denoKvTransport delivers a message after its consumer process was kil
       "n=2",
     );
     assert.equal(next.pid, handled.pid);
-  } finally {
-    await first?.kill();
-    await second?.kill();
-    await bus.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("denoKvTransport delivers a batch of delayed messages after its consumer process was killed mid-delivery", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "fw-denokv-kill-" });
-  const path = `${dir}/events.sqlite`;
-  const publisher = new DenoKvTransport({ path });
-  const bus = new EventBus({ transports: { kv: publisher } });
-  const publish = getPublisher(Job, { bus });
-  let first: Consumer | undefined, second: Consumer | undefined;
-  try {
-    first = new Consumer(path, "hang");
-    await first.next((l) => l.event === "ready", 30_000, "the first consumer to subscribe");
+  await killScenario(async ({ first, publish, restart }) => {
     // Published in one turn and due together: one queue message holding all five.
     const at = Date.now() + 300;
     await Promise.all(
@@ -93,7 +108,7 @@ Deno.test("denoKvTransport delivers a batch of delayed messages after its consum
     await first.next((l) => l.event === "started", 10_000, "the first delivery");
     await first.kill(); // SIGKILL while handlers run: none acknowledged.
 
-    second = new Consumer(path, "handle");
+    const second = restart();
     for (let n = 0; n < 5; n++) {
       await second.next(
         (l) => l.event === "handled" && l.id === `batch-${n}`,
@@ -102,10 +117,5 @@ Deno.test("denoKvTransport delivers a batch of delayed messages after its consum
       );
     }
     assert.equal(first.lines.filter((l) => l.event === "handled").length, 0);
-  } finally {
-    await first?.kill();
-    await second?.kill();
-    await bus.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
