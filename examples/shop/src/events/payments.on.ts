@@ -19,7 +19,15 @@ export default handler(OrderPlaced)
   .handle(async ({ store, payments }, msg) => {
     const { orderId, total, paymentToken } = msg.payload;
     const order = await store.getOrder(orderId);
-    if (order === undefined || order.status === "paid") return; // unknown, or a duplicate
+    if (order === undefined) return;
+    if (order.status === "paid") {
+      // A duplicate, or the retry of an attempt that charged and stored the payment but stopped
+      // (timed out, or its process died) before it said so: say it again, since at-least-once
+      // delivery means the change may never have been published (its consumers take a repeated
+      // summary as it is).
+      await changed(summaryOf(order));
+      return;
+    }
     try {
       await payments.charge({ orderId, amount: total, token: paymentToken });
     } catch (err) {
