@@ -10,6 +10,10 @@
  *   (`_retry.ts`);
  * - a refused delivery (queue full) is scheduled the same way a second later, attempt unchanged.
  *
+ * While it delivers a batch of new entries, the read of the next batch is already out (when
+ * `prefetch` leaves room for it): Redis serves it while the handlers run. The deliveries it holds
+ * unsettled form a list linked through them (holding and settling one touches a few fields).
+ *
  * After a start, a reconnect or an error, it reads its own pending entries first (`0` instead
  * of `>`), skipping those still running here. Every third of the claim idle time it refreshes the
  * idle time of the entries it holds (`XCLAIM ... JUSTID`) and takes over, with `XAUTOCLAIM` (its
@@ -323,7 +327,7 @@ export class Reader {
   #receive(reply: unknown, history: boolean): number {
     if (!Array.isArray(reply)) return 0;
     let n = 0;
-    /** The ids held when this history read began, per stream (built on first use). */
+    // The ids held when this history read began, per stream (built on first use).
     const held: [Set<string> | undefined, Set<string> | undefined] = [undefined, undefined];
     for (const streamReply of reply) {
       const source: 0 | 1 = streamReply?.[0] === this.#streams[0] ? 0 : 1;
