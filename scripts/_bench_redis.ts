@@ -19,7 +19,9 @@
  *   out" guide);
  * - `raw-redis`: what Redis itself allows with this access pattern and client: `XADD` per
  *   message, `XREADGROUP COUNT 128 BLOCK` and one `XACK` per batch over node-redis, validation
- *   on both sides and nothing else (no envelope, no consumer);
+ *   on both sides and nothing else (no envelope, no consumer; it handles a reply's jobs one after
+ *   the other, synchronously, which is what any concurrency amounts to for a handler that does
+ *   no I/O, so it runs the same loop at both concurrencies);
  * - `raw-envelope`: the same loop carrying what fw must carry per message, its envelope (a
  *   message id, the topic, the attributes, a trace id and the publish time around the payload,
  *   as JSON), checked on arrival as fw's consumer checks it: how much of the distance from
@@ -27,8 +29,10 @@
  *
  * Publishers keep at most `--window` (1,000) jobs published but not handled and 256 publishes in
  * flight. Throughput is jobs / (first publish -> last handled); latency is publish call -> handler
- * entry (p50, p99). Rounds alternate the order of the systems; the table shows medians and each
- * round's fw/BullMQ throughput ratio. Every run uses fresh keys, deleted afterwards.
+ * entry (p50, p99). Each system first runs 5,000 jobs uncounted (a warm-up: the first run of a
+ * process compiles the client and the validator for all), then rounds alternate the order of the
+ * systems; the table shows medians and each round's fw/BullMQ throughput ratio. Every run uses
+ * fresh keys, deleted afterwards.
  *
  * @module
  */
@@ -280,6 +284,9 @@ const rawLoop = (envelope: boolean): Run => async (n, _concurrency, o) => {
   }
 };
 
+/** Jobs of the uncounted warm-up run of each system. */
+const WARM_UP = 5_000;
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (x: number) => Math.round(x).toLocaleString("en");
 
@@ -371,6 +378,14 @@ async function rounds(
   const ratios = new Map<number, string[]>();
   /** Per round: a private-server row's rate over fw-node (private single Redis, one stream). */
   const vsSingle = new Map<string, string[]>();
+  // A warm-up run of each system, not counted: without it the first system of round 1 compiles
+  // what they all share (the node-redis client, the validator, the pacer) and its round is slow
+  // for that alone (measured: fw-redis, first at concurrency 1 in round 1, at 0.37-0.57 of
+  // raw-redis there, against 0.66-1.03 in the other rounds).
+  for (const [name, run] of chosen) {
+    await run(Math.min(o.messages, WARM_UP), o.concurrencies[0] ?? 1, o);
+    console.error(`warm-up ${name}`);
+  }
   for (let round = 1; round <= o.rounds; round++) {
     for (const c of o.concurrencies) {
       const order = round % 2 ? chosen : [...chosen].reverse();

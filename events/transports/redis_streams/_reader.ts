@@ -10,6 +10,10 @@
  *   (`_retry.ts`);
  * - a refused delivery (queue full) is scheduled the same way a second later, attempt unchanged.
  *
+ * While it delivers a batch of new entries, the read of the next batch is already out (when
+ * `prefetch` leaves room for it): Redis serves it while the handlers run. The deliveries it holds
+ * unsettled form a list linked through them (holding and settling one touches a few fields).
+ *
  * After a start, a reconnect or an error, it reads its own pending entries first (`0` instead
  * of `>`), skipping those still running here. Every third of the claim idle time it refreshes the
  * idle time of the entries it holds (`XCLAIM ... JUSTID`) and takes over, with `XAUTOCLAIM` (its
@@ -48,6 +52,25 @@ export interface ReaderOptions {
   readonly claimIdle: number;
 }
 
+/** How many entries an `XREADGROUP` reply holds (over its streams). */
+function entriesIn(reply: unknown): number {
+  if (!Array.isArray(reply)) return 0;
+  let n = 0;
+  for (const streamReply of reply) {
+    const entries = streamReply?.[1];
+    if (Array.isArray(entries)) n += entries.length;
+  }
+  return n;
+}
+
+/**
+ * Resolves after the Redis client's pending writes went out: node-redis writes the commands of a
+ * turn in one `setImmediate`, and immediates run in the order they were set.
+ */
+function afterWrites(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** How long a refused delivery (queue full) waits before it is offered again. */
 const REFUSED_RETRY_MS = 1000;
 
@@ -55,6 +78,9 @@ let unique = 0;
 
 class RedisDelivery implements Delivery {
   done = false;
+  /** Neighbours in the reader's list of the deliveries it holds ({@linkcode Held}). */
+  prev: RedisDelivery | undefined = undefined;
+  next: RedisDelivery | undefined = undefined;
   constructor(
     readonly reader: Reader,
     readonly id: string,
@@ -73,6 +99,50 @@ class RedisDelivery implements Delivery {
   }
 }
 
+/**
+ * The deliveries of one stream a reader holds unsettled, in the order they were handed out: a
+ * list linked through the deliveries themselves, so that holding and settling one costs a few
+ * field writes instead of a hash-map insert and delete per message. Lookups by entry id are only
+ * needed after a reconnect and when claiming.
+ */
+class Held {
+  first: RedisDelivery | undefined = undefined;
+  last: RedisDelivery | undefined = undefined;
+  size = 0;
+
+  add(d: RedisDelivery): void {
+    d.prev = this.last;
+    d.next = undefined;
+    if (this.last === undefined) this.first = d;
+    else this.last.next = d;
+    this.last = d;
+    this.size++;
+  }
+
+  remove(d: RedisDelivery): void {
+    const { prev, next } = d;
+    if (prev === undefined) this.first = next;
+    else prev.next = next;
+    if (next === undefined) this.last = prev;
+    else next.prev = prev;
+    d.prev = d.next = undefined;
+    this.size--;
+  }
+
+  /** Whether the entry `id` is held (a walk through the list: for the rare paths only). */
+  has(id: string): boolean {
+    for (let d = this.first; d !== undefined; d = d.next) if (d.id === id) return true;
+    return false;
+  }
+
+  /** The entry ids held, in order. */
+  ids(): string[] {
+    const out: string[] = [];
+    for (let d = this.first; d !== undefined; d = d.next) out.push(d.id);
+    return out;
+  }
+}
+
 interface AckBatch {
   ids: string[];
   done: Promise<void>;
@@ -83,10 +153,7 @@ export class Reader {
   readonly #o: ReaderOptions;
   readonly #group: string;
   readonly #streams: readonly [string, string];
-  readonly #inflight: [Map<string, RedisDelivery>, Map<string, RedisDelivery>] = [
-    new Map(),
-    new Map(),
-  ];
+  readonly #inflight: readonly [Held, Held] = [new Held(), new Held()];
   readonly #acks: [AckBatch | undefined, AckBatch | undefined] = [undefined, undefined];
   readonly #mover: RetryMover;
   /** Read cursors of the history reads (0, 1) and the XAUTOCLAIM cursors (2, 3). */
@@ -148,6 +215,8 @@ export class Reader {
     let history = true;
     let failures = 0;
     let needGroups = false;
+    /** The next new-entries read, sent before the entries of the last one were delivered. */
+    let next: Promise<unknown> | undefined;
     while (!this.#closed) {
       try {
         if (needGroups) {
@@ -186,26 +255,26 @@ export class Reader {
           if (this.#closed) break;
           history = this.#receive(reply, true) > 0;
         } else {
-          const reply = await o.conn.sendCommand([
-            "XREADGROUP",
-            "GROUP",
-            this.#group,
-            o.spec.instanceId,
-            "COUNT",
-            count,
-            "BLOCK",
-            String(o.blockMs),
-            "STREAMS",
-            s0,
-            s1,
-            ">",
-            ">",
-          ]); // deno-fmt-ignore
+          const reply = await (next ?? this.#readNew(count));
+          next = undefined;
           if (this.#closed) break;
+          // With room left for another batch, the next read goes out before this one's entries
+          // are delivered: Redis serves it while they run, instead of after the last of them
+          // (the client writes on its next turn, which would otherwise come after every handler
+          // that finishes without waiting on I/O).
+          const got = entriesIn(reply);
+          const free = o.prefetch - this.held - got;
+          if (got > 0 && free > 0) {
+            next = this.#readNew(String(Math.min(o.batch, free)));
+            next.catch(() => {}); // awaited on the next turn of the loop
+            await afterWrites();
+            if (this.#closed) break;
+          }
           this.#receive(reply, false);
         }
         failures = 0;
       } catch (err) {
+        next = undefined;
         if (this.#closed) break;
         const message = String((err as Error)?.message ?? err);
         if (message.includes("NOGROUP")) needGroups = true;
@@ -234,10 +303,32 @@ export class Reader {
     }
   }
 
+  /** Reads up to `count` new entries of both streams, blocking up to `blockMs`. */
+  #readNew(count: string): Promise<unknown> {
+    const [s0, s1] = this.#streams;
+    return this.#o.conn.sendCommand([
+      "XREADGROUP",
+      "GROUP",
+      this.#group,
+      this.#o.spec.instanceId,
+      "COUNT",
+      count,
+      "BLOCK",
+      String(this.#o.blockMs),
+      "STREAMS",
+      s0,
+      s1,
+      ">",
+      ">",
+    ]); // deno-fmt-ignore
+  }
+
   /** Delivers a reply's entries; returns how many it held (history reads: to know when done). */
   #receive(reply: unknown, history: boolean): number {
     if (!Array.isArray(reply)) return 0;
     let n = 0;
+    // The ids held when this history read began, per stream (built on first use).
+    const held: [Set<string> | undefined, Set<string> | undefined] = [undefined, undefined];
     for (const streamReply of reply) {
       const source: 0 | 1 = streamReply?.[0] === this.#streams[0] ? 0 : 1;
       const entries = streamReply?.[1];
@@ -260,7 +351,8 @@ export class Reader {
         n++;
         if (history) {
           this.#cursors[source] = entry.id;
-          if (this.#inflight[source].has(entry.id)) continue;
+          const ids = held[source] ??= new Set(this.#inflight[source].ids());
+          if (ids.has(entry.id)) continue;
           if (raw[1] === null) {
             // Deleted while pending (never by fw): nothing to deliver.
             this.#o.main.sendCommand(["XACK", this.#streams[source], this.#group, entry.id])
@@ -289,7 +381,7 @@ export class Reader {
       }
     }
     const d = new RedisDelivery(this, id, source, envelope as Envelope, attempt, raw, problem);
-    this.#inflight[source].set(id, d);
+    this.#inflight[source].add(d);
     let admission: Admission;
     try {
       admission = this.#o.listener(d);
@@ -314,7 +406,7 @@ export class Reader {
   #settled(d: RedisDelivery): boolean {
     if (d.done) return false;
     d.done = true;
-    this.#inflight[d.source].delete(d.id);
+    this.#inflight[d.source].remove(d);
     const room = this.#room;
     if (room && this.held <= this.#resumeAt) {
       this.#room = undefined;
@@ -392,7 +484,7 @@ export class Reader {
     const me = o.spec.instanceId;
     for (const source of [0, 1] as const) {
       const stream = this.#streams[source];
-      const held = [...this.#inflight[source].keys()];
+      const held = this.#inflight[source].ids();
       for (let i = 0; i < held.length; i += 500) {
         await o.main.sendCommand([
           "XCLAIM",
@@ -434,7 +526,7 @@ export class Reader {
           body,
           "",
         );
-        this.#inflight[source].set(entry.id, d);
+        this.#inflight[source].add(d);
         await this.retry(d, 0, entry.attempt + 1);
       }
     }
