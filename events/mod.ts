@@ -55,6 +55,7 @@ export {
   busOf,
   getPublisher,
   type GetPublisherOptions,
+  needBus,
   type Publisher,
   type PublishOptions,
   type PublishReceipt,

@@ -66,6 +66,45 @@ export interface GetPublisherOptions {
 }
 
 const active: EventBus[] = [];
+const lazy: Array<() => Promise<unknown>> = [];
+const needed = new WeakSet<object>();
+
+/**
+ * Registers a bus made on first use (the `events()` plugin on the in-process broker): a publish
+ * that finds no active bus calls `build`, then runs again. `build` must activate the bus (with
+ * {@linkcode activateBus}) and undo this registration before its promise resolves.
+ *
+ * @param build Makes, starts and activates the bus; called once per publish that waits for it.
+ * @returns A function that undoes the registration.
+ */
+export function activateLazyBus(build: () => Promise<unknown>): () => void {
+  lazy.push(build);
+  return () => {
+    const i = lazy.lastIndexOf(build);
+    if (i >= 0) lazy.splice(i, 1);
+  };
+}
+
+/**
+ * Says that something reads the bus of the application that owns `container` synchronously
+ * ({@linkcode busOf}), so its `events()` plugin must make the bus at start rather than on first
+ * use. Call it at setup or warmup (the Event Server plugin does when it forwards to handlers).
+ *
+ * @param container The application's container.
+ */
+export function needBus(container: object): void {
+  needed.add(container);
+}
+
+/**
+ * Whether {@linkcode needBus} was called for `container`.
+ *
+ * @param container The application's container.
+ * @returns True when the bus must be made at start.
+ */
+export function busNeeded(container: object): boolean {
+  return needed.has(container);
+}
 
 /**
  * Makes `bus` the one publishers use (the `events()` plugin does this on start).
@@ -183,8 +222,12 @@ export function getPublisher<S extends SchemaLike>(
     throw new TypeError("Invalid getPublisher() argument: expected a topic made with topic()");
   }
   const name = t.name;
-  return (payload, opts = NO_OPTIONS) => {
+  const publish: Publisher<Topic<S>> = (payload, opts = NO_OPTIONS) => {
     const bus = options.bus ?? active[active.length - 1];
+    if (!bus && lazy.length > 0) {
+      // the application's bus is made on first use: make it, then publish on it
+      return lazy[lazy.length - 1]().then(() => publish(payload, opts));
+    }
     const checked = t.validate(payload);
     if (!checked.ok) {
       bus?.publishCounters(name).error.add(1);
@@ -238,6 +281,7 @@ export function getPublisher<S extends SchemaLike>(
     }
     return publishOn(bus, envelope, opts.tx, due);
   };
+  return publish;
 }
 
 /** Hands a built envelope to the bus, with the options the publish asked for. */

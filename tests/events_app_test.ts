@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { api, application, endpoint, http, type Middleware } from "@fw/application";
 import { generate } from "@fw/application/cli";
 import {
+  busOf,
   type EventContext,
   events,
   getPublisher,
@@ -9,6 +10,7 @@ import {
   httpBrokerTransport,
   Int,
   MemoryBroker,
+  needBus,
   topic,
   useContext,
 } from "@fw/events";
@@ -213,6 +215,88 @@ Deno.test("events() warns and carries on in-process when the broker port is take
     await app.stop();
     taken.close();
   }
+});
+
+Deno.test("events() in production on the in-process broker makes its bus on first use: a publish or a local broker request", async () => {
+  const seen: number[] = [];
+  const make = () =>
+    events({
+      autoScan: false,
+      brokerPort: 0,
+      handlers: [handler(Ping).handle((m) => void seen.push(m.payload.n))],
+    });
+  const plugin = make();
+  const app = application({ logger: quiet(), production: true }).use(plugin);
+  await app.start();
+  try {
+    assert.equal(plugin.bus, undefined, "no bus before its first use");
+    assert.ok(plugin.localBroker, "the local broker listens at start");
+    assert.deepEqual(await plugin.deadLetters(), []);
+    // publishes made while the bus is being made keep their order
+    const publish = getPublisher(Ping);
+    await Promise.all([publish({ n: 1 }), publish({ n: 2 }), publish({ n: 3 })]);
+    assert.ok(plugin.bus && plugin.broker);
+    await until(() => seen.length === 3, "the deliveries");
+    assert.deepEqual(seen, [1, 2, 3]);
+    await assert.rejects(publish({ n: "x" } as never));
+  } finally {
+    await app.stop();
+  }
+  // a request to the local broker makes it too
+  const second = make();
+  const other = application({ logger: quiet(), production: true }).use(second);
+  await other.start();
+  try {
+    assert.equal(second.bus, undefined);
+    const res = await fetch(`${second.localBroker!.url}/publish`, {
+      method: "POST",
+      body: JSON.stringify({
+        id: crypto.randomUUID(),
+        topic: "routing.ping",
+        payload: { n: 4 },
+        attributes: {},
+        traceId: "0af7651916cd43dd8448eb211c80319c",
+        publishedAt: Date.now(),
+      }),
+    });
+    assert.equal(res.status, 202, await res.text());
+    assert.ok(second.bus);
+    await until(() => seen.includes(4), "the delivery through the local broker");
+  } finally {
+    await other.stop();
+  }
+  // stopped before any use: nothing was made
+  const third = make();
+  const unused = application({ logger: quiet(), production: true }).use(third);
+  await unused.start();
+  await unused.stop();
+  assert.equal(third.bus, undefined);
+  await assert.rejects(getPublisher(Ping)({ n: 5 }), /no events\(\) plugin is running/);
+});
+
+Deno.test("events() in production makes its bus at warmup when something reads it: a meter or needBus()", async () => {
+  const meter = new MemoryMeter();
+  const telemetry: Plugin = { name: "test-telemetry", setup: (ctx) => ctx.setMeter(meter) };
+  const metered = events({
+    autoScan: false,
+    brokerPort: false,
+    handlers: [handler(Ping).handle(() => {})],
+  });
+  const a = application({ logger: quiet(), production: true }).use(telemetry).use(metered);
+  await a.warmup();
+  assert.ok(metered.bus);
+  await a.stop();
+  const reader: Plugin = { name: "reader", setup: (ctx) => needBus(ctx.container) };
+  const needed = events({
+    autoScan: false,
+    brokerPort: false,
+    handlers: [handler(Ping).handle(() => {})],
+  });
+  const b = application({ logger: quiet(), production: true }).use(reader).use(needed);
+  await b.start();
+  assert.ok(needed.bus);
+  assert.equal(busOf(b.context.container), needed.bus);
+  await b.stop();
 });
 
 Deno.test("events() records the spec 6.3 metrics through the application's meter", async () => {

@@ -77,7 +77,8 @@ async function readJson(req: Request): Promise<unknown> {
 /**
  * Serves a memory broker over HTTP and WebSockets.
  *
- * @param broker The in-process broker to share.
+ * @param broker The in-process broker to share, or a function that gives it (called on the first
+ *   request that needs it: the `events()` plugin makes its broker on first use).
  * @param options Port, host and logger.
  * @returns The running server.
  * @throws {Deno.errors.AddrInUse} When the port is taken.
@@ -95,9 +96,10 @@ async function readJson(req: Request): Promise<unknown> {
  * ```
  */
 export function serveLocalBroker(
-  broker: MemoryBroker,
+  broker: MemoryBroker | (() => Promise<MemoryBroker>),
   options: LocalBrokerOptions = {},
 ): LocalBroker {
+  const get = typeof broker === "function" ? broker : () => Promise.resolve(broker);
   const sockets = new Set<WebSocket>();
   const hostname = options.hostname ?? "127.0.0.1";
   const server = Deno.serve({
@@ -121,23 +123,23 @@ export function serveLocalBroker(
             return error(400, `Invalid query parameter "deliverAt": expected ms since the epoch`);
           }
           if (url.pathname === "/publish") {
-            await broker.publish(env, at === null ? undefined : { deliverAt: Number(at) });
-          } else await broker.deadLetter(env);
+            await (await get()).publish(env, at === null ? undefined : { deliverAt: Number(at) });
+          } else await (await get()).deadLetter(env);
           return json(202, { id: env.id });
         }
         case "GET /dead-letters": {
           const topic = url.searchParams.get("topic") ?? undefined;
-          return json(200, await broker.deadLetters.list(topic ? { topic } : {}));
+          return json(200, await (await get()).deadLetters.list(topic ? { topic } : {}));
         }
         case "POST /dead-letters/take": {
           const body = await readJson(req) as { ids?: unknown };
           if (!Array.isArray(body?.ids) || !body.ids.every((i) => typeof i === "string")) {
             return error(400, 'Invalid body: "ids" must be an array of strings');
           }
-          return json(200, await broker.deadLetters.take(body.ids));
+          return json(200, await (await get()).deadLetters.take(body.ids));
         }
         case "GET /subscribe":
-          return subscribe(req, url, broker, sockets, options.logger);
+          return subscribe(req, url, await get(), sockets, options.logger);
         default:
           return error(404, `Not found: ${req.method} ${url.pathname}`);
       }
