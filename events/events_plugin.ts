@@ -36,16 +36,17 @@ import type { HandlerDefinition } from "./handler_types.ts";
 import { isScheduleDefinition } from "./schedule/schedule.ts";
 import type { ScheduleDefinition } from "./schedule/schedule_types.ts";
 import type { Scheduler } from "./schedule/scheduler.ts";
-import type { LocalBroker } from "./transports/http_broker/local_broker.ts";
+import { type LocalBroker, serveLocalBroker } from "./transports/http_broker/_local_server.ts";
 import type { MemoryBroker } from "./transports/memory_broker.ts";
 import { activateBus, activateLazyBus, attachBus, busNeeded } from "./publisher.ts";
 import { createTransportRouter, type RouteRule } from "./routing.ts";
 import type { Transport } from "./transport.ts";
 import type { EventServerTransportOptions } from "./transports/eventserver/eventserver.ts";
-// The scheduler, the local broker, the HTTP broker client and the managed Event Server transport
-// load with `await import()` when the options call for them (with the unstable
-// `lazy-dynamic-imports`, Deno then reads them only then): an app on the in-process broker with
-// no schedule starts without them. The bus and the in-process broker (`event_bus.ts`,
+// The scheduler, the HTTP broker client and the managed Event Server transport load with
+// `await import()` when the options call for them (with the unstable `lazy-dynamic-imports`, Deno
+// then reads them only then): an app on the in-process broker with no schedule starts without
+// them. The local broker's server is small (`_local_server.ts`); its request handling loads on
+// its first request. The bus and the in-process broker (`event_bus.ts`,
 // `consumer.ts`, `transports/memory_broker.ts` and the modules around them) load the same way: at
 // warmup, except in production on the in-process broker, where they load on first use (see
 // `warmup` below).
@@ -310,17 +311,16 @@ export function events(options: EventsOptions = {}): EventsPlugin {
   }
 
   /** Serves the in-process broker to other local processes, unless `brokerPort` is false. */
-  async function serveLocal(
+  function serveLocal(
     ctx: AppContext,
     source: MemoryBroker | (() => Promise<MemoryBroker>),
-  ): Promise<void> {
+  ): void {
     if (options.brokerPort === false) return;
     const envPort = ctx.env("EVENTS_BROKER_PORT");
     const port = options.brokerPort ?? (envPort !== undefined ? Number(envPort) : 4222);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw new TypeError(`Invalid EVENTS_BROKER_PORT "${envPort}": expected a port number`);
     }
-    const { serveLocalBroker } = await import("./transports/http_broker/local_broker.ts");
     try {
       local = serveLocalBroker(source, { port, logger: ctx.logger });
       ctx.logger.info(`local events broker listening on ${local.url}`);
@@ -425,7 +425,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
     async start(ctx: AppContext) {
       const found = lazyFound;
       if (found === undefined) {
-        if (broker) await serveLocal(ctx, broker);
+        if (broker) serveLocal(ctx, broker);
         await activate(ctx);
         return;
       }
@@ -441,7 +441,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
           }
         })();
       undoLazy = activateLazyBus(make);
-      await serveLocal(ctx, () => make().then(() => broker!));
+      serveLocal(ctx, () => make().then(() => broker!));
     },
     async stop() {
       undoLazy?.();

@@ -26,25 +26,7 @@ import { envelopeProblem } from "../../envelope.ts";
 import type { MemoryBroker } from "../memory_broker.ts";
 import { type Delivery, QueueFullError, type Subscription } from "../../transport.ts";
 
-/** Options of {@linkcode serveLocalBroker}. */
-export interface LocalBrokerOptions {
-  /** Port (default 4222; 0 picks a free one). */
-  port?: number;
-  /** Address (default 127.0.0.1). */
-  hostname?: string;
-  /** Logger for connection errors. */
-  logger?: Logger;
-}
-
-/** A running local broker. */
-export interface LocalBroker {
-  /** Base URL, for example `http://127.0.0.1:4222`. */
-  readonly url: string;
-  /** Bound port. */
-  readonly port: number;
-  /** Stops the server and drops subscriber connections (their deliveries are redelivered). */
-  close(): Promise<void>;
-}
+export { type LocalBroker, type LocalBrokerOptions, serveLocalBroker } from "./_local_server.ts";
 
 const MAX_BODY = 1 << 20;
 
@@ -75,38 +57,20 @@ async function readJson(req: Request): Promise<unknown> {
 }
 
 /**
- * Serves a memory broker over HTTP and WebSockets.
+ * The local broker's request handler (`serveLocalBroker()` loads this module and makes it on the
+ * first request).
  *
- * @param broker The in-process broker to share, or a function that gives it (called on the first
- *   request that needs it: the `events()` plugin makes its broker on first use).
- * @param options Port, host and logger.
- * @returns The running server.
- * @throws {Deno.errors.AddrInUse} When the port is taken.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { MemoryBroker, serveLocalBroker } from "@fw/events";
- * const broker = new MemoryBroker();
- * const server = serveLocalBroker(broker, { port: 0 });
- * const res = await fetch(`${server.url}/health`);
- * assert.deepEqual(await res.json(), { broker: "fw-local", protocol: 1 });
- * await server.close();
- * await broker.close();
- * ```
+ * @param get Gives the broker.
+ * @param sockets Open subscriber sockets (closed by the server's `close()`).
+ * @param logger Logger for failed requests.
+ * @returns The handler.
  */
-export function serveLocalBroker(
-  broker: MemoryBroker | (() => Promise<MemoryBroker>),
-  options: LocalBrokerOptions = {},
-): LocalBroker {
-  const get = typeof broker === "function" ? broker : () => Promise.resolve(broker);
-  const sockets = new Set<WebSocket>();
-  const hostname = options.hostname ?? "127.0.0.1";
-  const server = Deno.serve({
-    port: options.port ?? 4222,
-    hostname,
-    onListen: () => {},
-  }, async (req) => {
+export function brokerHandler(
+  get: () => Promise<MemoryBroker>,
+  sockets: Set<WebSocket>,
+  logger?: Logger,
+): (req: Request) => Promise<Response> {
+  return async (req) => {
     const url = new URL(req.url);
     try {
       switch (`${req.method} ${url.pathname}`) {
@@ -139,7 +103,7 @@ export function serveLocalBroker(
           return json(200, await (await get()).deadLetters.take(body.ids));
         }
         case "GET /subscribe":
-          return subscribe(req, url, await get(), sockets, options.logger);
+          return subscribe(req, url, await get(), sockets, logger);
         default:
           return error(404, `Not found: ${req.method} ${url.pathname}`);
       }
@@ -147,22 +111,9 @@ export function serveLocalBroker(
       if (err instanceof QueueFullError) return error(503, err.message);
       if (err instanceof SyntaxError) return error(400, `Invalid JSON body: ${err.message}`);
       if (err instanceof RangeError) return error(413, "Body larger than 1 MiB");
-      options.logger?.error("local broker request failed", { error: err });
+      logger?.error("local broker request failed", { error: err });
       return error(500, "Internal Server Error");
     }
-  });
-  const addr = server.addr as Deno.NetAddr;
-  return {
-    url: `http://${hostname}:${addr.port}`,
-    port: addr.port,
-    async close() {
-      for (const ws of sockets) {
-        try {
-          ws.close(1001, "broker stopping");
-        } catch { /* already closed */ }
-      }
-      await server.shutdown();
-    },
   };
 }
 
