@@ -26,8 +26,6 @@ import { envelopeProblem } from "../../envelope.ts";
 import type { MemoryBroker } from "../memory_broker.ts";
 import { type Delivery, QueueFullError, type Subscription } from "../../transport.ts";
 
-export { type LocalBroker, type LocalBrokerOptions, serveLocalBroker } from "./_local_server.ts";
-
 const MAX_BODY = 1 << 20;
 
 function json(status: number, body: unknown): Response {
