@@ -38,7 +38,13 @@ import type { ScheduleDefinition } from "./schedule/schedule_types.ts";
 import type { Scheduler } from "./schedule/scheduler.ts";
 import { type LocalBroker, serveLocalBroker } from "./transports/http_broker/_local_server.ts";
 import type { MemoryBroker } from "./transports/memory_broker.ts";
-import { activateBus, activateLazyBus, attachBus, busNeeded } from "./publisher.ts";
+import {
+  activateBus,
+  activateLazyBus,
+  attachBus,
+  busNeeded,
+  type LazyActivation,
+} from "./publisher.ts";
 import { createTransportRouter, type RouteRule } from "./routing.ts";
 import type { Transport } from "./transport.ts";
 import type { EventServerTransportOptions } from "./transports/eventserver/eventserver.ts";
@@ -204,6 +210,27 @@ async function explicitTransport(o: EventsOptions): Promise<Transport | undefine
   return eventServerTransport(o.eventServer!);
 }
 
+/**
+ * What subscribing the handlers to the in-process broker would refuse (a group joined as both
+ * competing and broadcast), with its message: the check the broker makes at start, made at warmup
+ * when the broker itself is made on first use.
+ */
+function checkGroups(found: ReadonlyArray<[string | undefined, HandlerDefinition]>): void {
+  const seen = new Map<string, string>();
+  for (const [source, def] of found) {
+    // the group EventBus.add() gives the handler's consumer
+    const group = def.options.group ?? def.name ?? source ?? def.topic.name;
+    const key = `${def.topic.name}\u0000${group}`;
+    const distribution = seen.get(key);
+    if (distribution === undefined) seen.set(key, def.options.distribution);
+    else if (distribution !== def.options.distribution) {
+      throw new Error(
+        `Cannot join group "${group}" of topic "${def.topic.name}" as ${def.options.distribution}: it is ${distribution}`,
+      );
+    }
+  }
+}
+
 /** Definitions exported by discovered modules: `[file#export, definition]`, sorted. */
 function definitionsOf<T>(
   modules: Record<string, Record<string, unknown>>,
@@ -263,7 +290,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
   // schedule, no meter, no needBus()), the handlers found at warmup: the bus is made on first use.
   let lazyFound: Array<[string | undefined, HandlerDefinition]> | undefined;
   let building: Promise<void> | undefined;
-  let undoLazy: (() => void) | undefined;
+  let lazy: LazyActivation | undefined;
 
   /** Makes the bus (and the in-process broker when no transport is given) and adds handlers. */
   async function wire(
@@ -333,10 +360,13 @@ export function events(options: EventsOptions = {}): EventsPlugin {
   }
 
   /** Starts the bus and the scheduler and makes publishers use the bus. */
-  async function activate(ctx: AppContext): Promise<void> {
+  async function activate(
+    ctx: AppContext,
+    use: (bus: EventBus) => () => void = activateBus,
+  ): Promise<void> {
     await bus!.start();
     await scheduler?.start();
-    const undoActive = activateBus(bus!);
+    const undoActive = use(bus!);
     const detach = attachBus(ctx.container, bus!);
     const detachScheduler = scheduler &&
       (await import("./schedule/scheduler.ts")).attachScheduler(ctx.container, scheduler);
@@ -417,6 +447,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
         ctx.production && transports === undefined && timed.length === 0 &&
         ctx.meter === noopMeter && !busNeeded(ctx.container)
       ) {
+        checkGroups(found);
         lazyFound = found;
         return;
       }
@@ -432,20 +463,21 @@ export function events(options: EventsOptions = {}): EventsPlugin {
       lazyFound = undefined;
       const make = () =>
         building ??= (async () => {
+          const registered = lazy!;
           try {
             await wire(ctx, undefined, found, []);
-            await activate(ctx);
+            await activate(ctx, registered.activate);
           } finally {
-            undoLazy?.();
-            undoLazy = undefined;
+            registered.undo();
+            if (lazy === registered) lazy = undefined;
           }
         })();
-      undoLazy = activateLazyBus(make);
+      lazy = activateLazyBus(make);
       serveLocal(ctx, () => make().then(() => broker!));
     },
     async stop() {
-      undoLazy?.();
-      undoLazy = undefined;
+      lazy?.undo();
+      lazy = undefined;
       await building?.catch(() => {});
       deactivate?.();
       deactivate = undefined;

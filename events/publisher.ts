@@ -65,23 +65,59 @@ export interface GetPublisherOptions {
   bus?: EventBus;
 }
 
-const active: EventBus[] = [];
-const lazy: Array<() => Promise<unknown>> = [];
+/** A bus registered to be made on first use ({@linkcode activateLazyBus}). */
+interface LazyBus {
+  readonly build: () => Promise<unknown>;
+}
+
+// The started applications' buses, most recent last; one not made yet stands as a LazyBus.
+const active: Array<EventBus | LazyBus> = [];
 const needed = new WeakSet<object>();
 
+/** What {@linkcode activateLazyBus} returns. */
+export interface LazyActivation {
+  /**
+   * Puts the bus, once made, in the registration's place among the active buses.
+   *
+   * @param bus The bus.
+   * @returns A function that undoes it.
+   */
+  activate(bus: EventBus): () => void;
+  /** Removes the registration (the start failed, or the application stopped). */
+  undo(): void;
+}
+
+const lazyEntries = new WeakSet<object>();
+
+function isLazy(entry: EventBus | LazyBus): entry is LazyBus {
+  return lazyEntries.has(entry);
+}
+
+function remove(entry: EventBus | LazyBus): void {
+  const i = active.lastIndexOf(entry);
+  if (i >= 0) active.splice(i, 1);
+}
+
 /**
- * Registers a bus made on first use (the `events()` plugin on the in-process broker): a publish
- * that finds no active bus calls `build`, then runs again. `build` must activate the bus (with
- * {@linkcode activateBus}) and undo this registration before its promise resolves.
+ * Registers a bus made on first use (the `events()` plugin on the in-process broker), in the
+ * place of an active bus: a publish that finds it there calls `build`, then runs again. `build`
+ * must put the bus in its place (`activate`) or `undo` the registration before it resolves.
  *
- * @param build Makes, starts and activates the bus; called once per publish that waits for it.
- * @returns A function that undoes the registration.
+ * @param build Makes, starts and activates the bus; called by each publish that finds it.
+ * @returns The functions that replace or remove the registration.
  */
-export function activateLazyBus(build: () => Promise<unknown>): () => void {
-  lazy.push(build);
-  return () => {
-    const i = lazy.lastIndexOf(build);
-    if (i >= 0) lazy.splice(i, 1);
+export function activateLazyBus(build: () => Promise<unknown>): LazyActivation {
+  const entry: LazyBus = { build };
+  lazyEntries.add(entry);
+  active.push(entry);
+  return {
+    activate(bus) {
+      const i = active.lastIndexOf(entry);
+      if (i >= 0) active[i] = bus;
+      else active.push(bus);
+      return () => remove(bus);
+    },
+    undo: () => remove(entry),
   };
 }
 
@@ -114,10 +150,7 @@ export function busNeeded(container: object): boolean {
  */
 export function activateBus(bus: EventBus): () => void {
   active.push(bus);
-  return () => {
-    const i = active.lastIndexOf(bus);
-    if (i >= 0) active.splice(i, 1);
-  };
+  return () => remove(bus);
 }
 
 const NO_OPTIONS: PublishOptions = Object.freeze({});
@@ -153,10 +186,12 @@ export function busOf(container: object): EventBus | undefined {
 /**
  * The bus publishers use now: the running application's (the last one activated), if any.
  *
- * @returns The bus, or `undefined` when no `events()` plugin is running.
+ * @returns The bus, or `undefined` when no `events()` plugin is running (or the running one makes
+ *   its bus on first use and has not yet).
  */
 export function activeBus(): EventBus | undefined {
-  return active[active.length - 1];
+  const top = active[active.length - 1];
+  return top === undefined || isLazy(top) ? undefined : top;
 }
 
 const AUTH_CLAIMS = ["sub", "email", "azp", "client_id"] as const;
@@ -223,11 +258,12 @@ export function getPublisher<S extends SchemaLike>(
   }
   const name = t.name;
   const publish: Publisher<Topic<S>> = (payload, opts = NO_OPTIONS) => {
-    const bus = options.bus ?? active[active.length - 1];
-    if (!bus && lazy.length > 0) {
+    const top = options.bus ?? active[active.length - 1];
+    if (top !== undefined && isLazy(top)) {
       // the application's bus is made on first use: make it, then publish on it
-      return lazy[lazy.length - 1]().then(() => publish(payload, opts));
+      return top.build().then(() => publish(payload, opts));
     }
+    const bus = top as EventBus | undefined;
     const checked = t.validate(payload);
     if (!checked.ok) {
       bus?.publishCounters(name).error.add(1);

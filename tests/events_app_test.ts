@@ -274,6 +274,49 @@ Deno.test("events() in production on the in-process broker makes its bus on firs
   await assert.rejects(getPublisher(Ping)({ n: 5 }), /no events\(\) plugin is running/);
 });
 
+Deno.test("events() made on first use keeps its place among running applications: the last started publishes", async () => {
+  const seen: string[] = [];
+  const make = (name: string) =>
+    events({
+      autoScan: false,
+      brokerPort: false,
+      handlers: [handler(Ping).handle((m) => void seen.push(`${name}:${m.payload.n}`))],
+    });
+  const eager = application({ logger: quiet() }).use(make("eager"));
+  const lazy = application({ logger: quiet(), production: true }).use(make("lazy"));
+  await eager.start();
+  await lazy.start(); // started last: its bus, not made yet, is the one publishers use
+  try {
+    await getPublisher(Ping)({ n: 1 });
+    await until(() => seen.length === 1, "the first delivery");
+    await lazy.stop();
+    await getPublisher(Ping)({ n: 2 });
+    await until(() => seen.length === 2, "the second delivery");
+    assert.deepEqual(seen, ["lazy:1", "eager:2"]);
+  } finally {
+    await lazy.stop();
+    await eager.stop();
+  }
+});
+
+Deno.test("events() on the in-process broker fails at start-up for a group joined as competing and broadcast, in production too", async () => {
+  for (const production of [false, true]) {
+    const app = application({ logger: quiet(), production }).use(events({
+      autoScan: false,
+      brokerPort: false,
+      handlers: [
+        handler(Ping).options({ group: "g" }).handle(() => {}),
+        handler(Ping).options({ group: "g", distribution: "broadcast" }).handle(() => {}),
+      ],
+    }));
+    await assert.rejects(
+      app.start(),
+      /Cannot join group "g" of topic "routing.ping" as broadcast: it is competing/,
+    );
+    await app.stop();
+  }
+});
+
 Deno.test("events() in production makes its bus at warmup when something reads it: a meter or needBus()", async () => {
   const meter = new MemoryMeter();
   const telemetry: Plugin = { name: "test-telemetry", setup: (ctx) => ctx.setMeter(meter) };
