@@ -467,6 +467,9 @@ export function events(options: EventsOptions = {}): EventsPlugin {
           try {
             await wire(ctx, undefined, found, []);
             await activate(ctx, registered.activate);
+          } catch (error) {
+            registered.undo(error);
+            throw error;
           } finally {
             registered.undo();
             if (lazy === registered) lazy = undefined;

@@ -68,6 +68,8 @@ export interface GetPublisherOptions {
 /** A bus registered to be made on first use ({@linkcode activateLazyBus}). */
 interface LazyBus {
   readonly build: () => Promise<unknown>;
+  /** Publishes waiting for the bus, in call order: each runs once it is there (or fails). */
+  readonly waiting: Array<(error?: unknown) => void>;
 }
 
 // The started applications' buses, most recent last; one not made yet stands as a LazyBus.
@@ -77,14 +79,21 @@ const needed = new WeakSet<object>();
 /** What {@linkcode activateLazyBus} returns. */
 export interface LazyActivation {
   /**
-   * Puts the bus, once made, in the registration's place among the active buses.
+   * Puts the bus, once made, in the registration's place among the active buses, then runs the
+   * publishes that waited for it, in call order, before anything else can publish on it.
    *
    * @param bus The bus.
    * @returns A function that undoes it.
    */
   activate(bus: EventBus): () => void;
-  /** Removes the registration (the start failed, or the application stopped). */
-  undo(): void;
+  /**
+   * Removes the registration (the start failed, or the application stopped); the publishes that
+   * waited reject with `error`, or without one run again (on another running application's bus,
+   * if any).
+   *
+   * @param error Why the bus could not be made.
+   */
+  undo(error?: unknown): void;
 }
 
 const lazyEntries = new WeakSet<object>();
@@ -100,24 +109,32 @@ function remove(entry: EventBus | LazyBus): void {
 
 /**
  * Registers a bus made on first use (the `events()` plugin on the in-process broker), in the
- * place of an active bus: a publish that finds it there calls `build`, then runs again. `build`
- * must put the bus in its place (`activate`) or `undo` the registration before it resolves.
+ * place of an active bus: a publish that finds it there waits in line and calls `build`. `build`
+ * must put the bus in its place (`activate`) or `undo` the registration.
  *
- * @param build Makes, starts and activates the bus; called by each publish that finds it.
+ * @param build Makes, starts and activates the bus; called by each publish that finds it (it
+ *   makes the bus once).
  * @returns The functions that replace or remove the registration.
  */
 export function activateLazyBus(build: () => Promise<unknown>): LazyActivation {
-  const entry: LazyBus = { build };
+  const entry: LazyBus = { build, waiting: [] };
   lazyEntries.add(entry);
   active.push(entry);
+  const flush = (error?: unknown) => {
+    for (const run of entry.waiting.splice(0)) run(error);
+  };
   return {
     activate(bus) {
       const i = active.lastIndexOf(entry);
       if (i >= 0) active[i] = bus;
       else active.push(bus);
+      flush();
       return () => remove(bus);
     },
-    undo: () => remove(entry),
+    undo(error) {
+      remove(entry);
+      flush(error);
+    },
   };
 }
 
@@ -260,8 +277,13 @@ export function getPublisher<S extends SchemaLike>(
   const publish: Publisher<Topic<S>> = (payload, opts = NO_OPTIONS) => {
     const top = options.bus ?? active[active.length - 1];
     if (top !== undefined && isLazy(top)) {
-      // the application's bus is made on first use: make it, then publish on it
-      return top.build().then(() => publish(payload, opts));
+      // the application's bus is made on first use: wait in line for it, then publish on it
+      return new Promise((resolve, reject) => {
+        top.waiting.push((error) =>
+          error === undefined ? publish(payload, opts).then(resolve, reject) : reject(error)
+        );
+        top.build().catch(() => {}); // a failure reaches the waiting publishes through undo()
+      });
     }
     const bus = top as EventBus | undefined;
     const checked = t.validate(payload);

@@ -14,6 +14,7 @@ import {
   topic,
   useContext,
 } from "@fw/events";
+import { activeBus } from "../events/publisher.ts";
 import { createLogger, MemoryMeter, MemorySink, type Plugin, runInContext } from "@fw/runtime";
 
 Deno.env.set("EVENTS_BROKER_PORT", "0");
@@ -272,6 +273,37 @@ Deno.test("events() in production on the in-process broker makes its bus on firs
   await unused.stop();
   assert.equal(third.bus, undefined);
   await assert.rejects(getPublisher(Ping)({ n: 5 }), /no events\(\) plugin is running/);
+});
+
+Deno.test("events() made on first use: a publish made the moment the bus appears comes after those that waited for it", async () => {
+  const seen: number[] = [];
+  const plugin = events({
+    autoScan: false,
+    brokerPort: false,
+    handlers: [handler(Ping).handle((m) => void seen.push(m.payload.n))],
+  });
+  const app = application({ logger: quiet(), production: true }).use(plugin);
+  await app.start();
+  try {
+    const publish = getPublisher(Ping);
+    const waited = [publish({ n: 1 }), publish({ n: 2 })];
+    // publish 3 as soon as publishers reach the bus: wait (in timers) until the bus is made,
+    // then poll in microtasks, so nothing else runs in between
+    while (plugin.bus === undefined) await new Promise((r) => setTimeout(r, 0));
+    let late: Promise<unknown> | undefined;
+    const poll = (left: number): Promise<void> =>
+      Promise.resolve().then(() => {
+        if (activeBus() !== undefined) late = publish({ n: 3 });
+        else if (left > 0) return poll(left - 1);
+        else return new Promise((r) => setTimeout(r, 0)).then(() => poll(10_000));
+      });
+    await poll(10_000);
+    await Promise.all([...waited, late]);
+    await until(() => seen.length === 3, "the deliveries");
+    assert.deepEqual(seen, [1, 2, 3]);
+  } finally {
+    await app.stop();
+  }
 });
 
 Deno.test("events() made on first use keeps its place among running applications: the last started publishes", async () => {
