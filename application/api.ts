@@ -12,6 +12,7 @@ import {
   type AppContext,
   type LoaderManifest,
   loadModules,
+  type ModuleMap,
   type Plugin,
   rootDirOf,
   type SchemaLike,
@@ -248,8 +249,13 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       prefix = explicitPrefix ?? ctx.prefix;
       const found: ApiRoute[] = [];
       if (options.autoScan !== false) {
-        // route discovery loads only when it runs: api({ autoScan: false }) never pays for it
-        const { isRouteFile, routesFromModules } = await import("./_scan.ts");
+        // route discovery loads only when it runs: api({ autoScan: false }) never pays for it;
+        // when the routes of a generated loader (loaded already) declare a policy, the policy
+        // code comes with it (one dynamic import costs about as much as loading a module)
+        const { isRouteFile, routesFromModules } = options.manifest &&
+            exportsPolicies(options.manifest.modules)
+          ? await import("./_scan_policies.ts")
+          : await import("./_scan.ts");
         const root = rootDirOf(options.root) ?? ctx.entryDir;
         let modules = options.manifest?.modules;
         if (!modules) {
@@ -320,6 +326,13 @@ export function api(options: ApiOptions = {}): ApiPlugin {
     },
   };
   return plugin;
+}
+
+/** Whether an endpoint exported by `modules` declares a route policy. */
+function exportsPolicies(modules: ModuleMap): boolean {
+  return Object.values(modules).some((m) =>
+    Object.values(m).some((d) => isEndpoint(d) && hasPolicies(d.meta))
+  );
 }
 
 function joinPath(prefix: string, path: string): string {

@@ -12,7 +12,12 @@
  *
  * Lifecycle: setup checks the options; warmup loads handlers (through `.gen/events.gen.ts` when
  * it matches the disk) and fails when a handler on an external transport has no `group`; start
- * subscribes and serves the local broker; stop drains admitted work, then closes transports.
+ * subscribes and serves the local broker; stop drains admitted work, then closes transports. In
+ * production on the in-process broker with no schedule, no meter (`telemetry()`, `dashboard()`)
+ * and no `needBus()`, where warmup has nothing to check and nothing but the `bus` and `broker`
+ * accessors can see the bus before a message exists, the bus, the broker and their modules are
+ * made on first use (the first publish or local broker request), so a cold start does not pay for
+ * them.
  *
  * @module
  */
@@ -21,25 +26,36 @@ import {
   type AppContext,
   type LoaderManifest,
   loadModules,
+  noopMeter,
   type Plugin,
   rootDirOf,
 } from "@fw/runtime";
-import { EventBus, type StoredDeadLetter } from "./event_bus.ts";
+import type { EventBus, StoredDeadLetter } from "./event_bus.ts";
 import { isHandlerDefinition } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { isScheduleDefinition } from "./schedule/schedule.ts";
 import type { ScheduleDefinition } from "./schedule/schedule_types.ts";
 import type { Scheduler } from "./schedule/scheduler.ts";
-import type { LocalBroker } from "./transports/http_broker/local_broker.ts";
-import { MemoryBroker } from "./transports/memory_broker.ts";
-import { activateBus, attachBus } from "./publisher.ts";
+import { type LocalBroker, serveLocalBroker } from "./transports/http_broker/_local_server.ts";
+import type { MemoryBroker } from "./transports/memory_broker.ts";
+import {
+  activateBus,
+  activateLazyBus,
+  attachBus,
+  busNeeded,
+  type LazyActivation,
+} from "./publisher.ts";
 import { createTransportRouter, type RouteRule } from "./routing.ts";
 import type { Transport } from "./transport.ts";
 import type { EventServerTransportOptions } from "./transports/eventserver/eventserver.ts";
-// The scheduler, the local broker, the HTTP broker client and the managed Event Server transport
-// load with `await import()` when the options call for them (with the unstable
-// `lazy-dynamic-imports`, Deno then reads them only then): an app on the in-process broker with
-// no schedule starts without them.
+// The scheduler, the HTTP broker client and the managed Event Server transport load with
+// `await import()` when the options call for them (with the unstable `lazy-dynamic-imports`, Deno
+// then reads them only then): an app on the in-process broker with no schedule starts without
+// them. The local broker's server is small (`_local_server.ts`); its request handling loads on
+// its first request. The bus and the in-process broker (`event_bus.ts`,
+// `consumer.ts`, `transports/memory_broker.ts` and the modules around them) load the same way: at
+// warmup, except in production on the in-process broker, where they load on first use (see
+// `warmup` below).
 
 /** Options of {@linkcode events}. */
 export interface EventsOptions {
@@ -84,11 +100,15 @@ export interface EventsOptions {
 export interface EventsPlugin extends Plugin {
   /** The options given. */
   readonly options: EventsOptions;
-  /** The bus (after warmup). */
+  /**
+   * The bus, after warmup. In production on the in-process broker with no schedule, no meter
+   * (`telemetry()`, `dashboard()`) and no `needBus()`, it is made on first use (the first publish
+   * or local broker request) and is undefined until then.
+   */
   readonly bus: EventBus | undefined;
   /** The schedules' runner (after warmup, when there are schedules). */
   readonly scheduler: Scheduler | undefined;
-  /** The in-process broker, when the app uses one. */
+  /** The in-process broker, when the app uses one (made with the bus). */
   readonly broker: MemoryBroker | undefined;
   /** The local broker server, when serving. */
   readonly localBroker: LocalBroker | undefined;
@@ -190,6 +210,27 @@ async function explicitTransport(o: EventsOptions): Promise<Transport | undefine
   return eventServerTransport(o.eventServer!);
 }
 
+/**
+ * What subscribing the handlers to the in-process broker would refuse (a group joined as both
+ * competing and broadcast), with its message: the check the broker makes at start, made at warmup
+ * when the broker itself is made on first use.
+ */
+function checkGroups(found: ReadonlyArray<[string | undefined, HandlerDefinition]>): void {
+  const seen = new Map<string, string>();
+  for (const [source, def] of found) {
+    // the group EventBus.add() gives the handler's consumer
+    const group = def.options.group ?? def.name ?? source ?? def.topic.name;
+    const key = `${def.topic.name}\u0000${group}`;
+    const distribution = seen.get(key);
+    if (distribution === undefined) seen.set(key, def.options.distribution);
+    else if (distribution !== def.options.distribution) {
+      throw new Error(
+        `Cannot join group "${group}" of topic "${def.topic.name}" as ${def.options.distribution}: it is ${distribution}`,
+      );
+    }
+  }
+}
+
 /** Definitions exported by discovered modules: `[file#export, definition]`, sorted. */
 function definitionsOf<T>(
   modules: Record<string, Record<string, unknown>>,
@@ -245,6 +286,97 @@ export function events(options: EventsOptions = {}): EventsPlugin {
   let deactivate: (() => void) | undefined;
   const folder = options.scanFolder ?? "events";
 
+  // On the in-process broker, with nothing that reads the bus before a message exists (no
+  // schedule, no meter, no needBus()), the handlers found at warmup: the bus is made on first use.
+  let lazyFound: Array<[string | undefined, HandlerDefinition]> | undefined;
+  let building: Promise<void> | undefined;
+  let lazy: LazyActivation | undefined;
+
+  /** Makes the bus (and the in-process broker when no transport is given) and adds handlers. */
+  async function wire(
+    ctx: AppContext,
+    given: Readonly<Record<string, Transport>> | undefined,
+    found: Array<[string | undefined, HandlerDefinition]>,
+    timed: Array<[string | undefined, ScheduleDefinition]>,
+  ): Promise<void> {
+    let transports = given;
+    let Bus: typeof EventBus;
+    if (transports === undefined) {
+      const parts = await import("./_in_process.ts");
+      Bus = parts.EventBus;
+      broker = new parts.MemoryBroker({
+        clock: ctx.clock,
+        logger: ctx.logger,
+        meter: ctx.meter,
+        simulateDuplicates: options.simulateDuplicates ?? false,
+        ...(options.deadLetterLimit !== undefined
+          ? { deadLetterLimit: options.deadLetterLimit }
+          : {}),
+        ...(options.random ? { random: options.random } : {}),
+      });
+      transports = { memory: broker };
+    } else Bus = (await import("./event_bus.ts")).EventBus;
+    const services = {
+      transports,
+      defaultTransport: options.defaultTransport,
+      clock: ctx.clock,
+      logger: ctx.logger,
+      meter: ctx.meter,
+      ...(ctx.tracer ? { tracer: ctx.tracer } : {}),
+      container: ctx.container,
+      ...(options.random ? { random: options.random } : {}),
+    };
+    const made = bus = new Bus({ ...services, routes: options.routes });
+    for (const [source, def] of found) {
+      await made.add(def, def.name ?? source ?? undefined, source);
+    }
+    if (timed.length > 0) {
+      const { Scheduler } = await import("./schedule/scheduler.ts");
+      scheduler = new Scheduler(services);
+      for (const [source, def] of timed) scheduler.add(def, source);
+    }
+  }
+
+  /** Serves the in-process broker to other local processes, unless `brokerPort` is false. */
+  function serveLocal(
+    ctx: AppContext,
+    source: MemoryBroker | (() => Promise<MemoryBroker>),
+  ): void {
+    if (options.brokerPort === false) return;
+    const envPort = ctx.env("EVENTS_BROKER_PORT");
+    const port = options.brokerPort ?? (envPort !== undefined ? Number(envPort) : 4222);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new TypeError(`Invalid EVENTS_BROKER_PORT "${envPort}": expected a port number`);
+    }
+    try {
+      local = serveLocalBroker(source, { port, logger: ctx.logger });
+      ctx.logger.info(`local events broker listening on ${local.url}`);
+    } catch (err) {
+      if (!(err instanceof Deno.errors.AddrInUse)) throw err;
+      ctx.logger.warn(
+        `local events broker not started: port ${port} is in use; carrying on in-process (set EVENTS_BROKER_PORT to choose another)`,
+      );
+    }
+  }
+
+  /** Starts the bus and the scheduler and makes publishers use the bus. */
+  async function activate(
+    ctx: AppContext,
+    use: (bus: EventBus) => () => void = activateBus,
+  ): Promise<void> {
+    await bus!.start();
+    await scheduler?.start();
+    const undoActive = use(bus!);
+    const detach = attachBus(ctx.container, bus!);
+    const detachScheduler = scheduler &&
+      (await import("./schedule/scheduler.ts")).attachScheduler(ctx.container, scheduler);
+    deactivate = () => {
+      undoActive();
+      detach();
+      detachScheduler?.();
+    };
+  }
+
   const plugin: EventsPlugin = {
     name: "events",
     options,
@@ -267,7 +399,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
       return bus ? bus.redrive(ids) : Promise.resolve(0);
     },
     async warmup(ctx: AppContext) {
-      let transports: Readonly<Record<string, Transport>>;
+      let transports: Readonly<Record<string, Transport>> | undefined;
       const explicit = options.transports
         ? undefined
         : (managed ??= await explicitTransport(options));
@@ -278,36 +410,13 @@ export function events(options: EventsOptions = {}): EventsPlugin {
         if (endpoint) {
           const { httpBrokerTransport } = await import("./transports/http_broker/http_broker.ts");
           transports = { local: httpBrokerTransport({ url: endpoint }) };
-        } else {
-          broker = new MemoryBroker({
-            clock: ctx.clock,
-            logger: ctx.logger,
-            meter: ctx.meter,
-            simulateDuplicates: options.simulateDuplicates ?? false,
-            ...(options.deadLetterLimit !== undefined
-              ? { deadLetterLimit: options.deadLetterLimit }
-              : {}),
-            ...(options.random ? { random: options.random } : {}),
-          });
-          transports = { memory: broker };
         }
       }
-      for (const t of Object.values(transports)) {
+      for (const t of Object.values(transports ?? {})) {
         // Start-up checks of transports that have one (the managed transport's contract version).
         const ready = (t as { ready?: () => Promise<void> }).ready;
         if (typeof ready === "function") await ready.call(t);
       }
-      const services = {
-        transports,
-        defaultTransport: options.defaultTransport,
-        clock: ctx.clock,
-        logger: ctx.logger,
-        meter: ctx.meter,
-        ...(ctx.tracer ? { tracer: ctx.tracer } : {}),
-        container: ctx.container,
-        ...(options.random ? { random: options.random } : {}),
-      };
-      bus = new EventBus({ ...services, routes: options.routes });
       const found: Array<[string | undefined, HandlerDefinition]> = [];
       const timed: Array<[string | undefined, ScheduleDefinition]> = [];
       if (options.autoScan !== false) {
@@ -328,47 +437,51 @@ export function events(options: EventsOptions = {}): EventsPlugin {
         timed.push(...definitionsOf(modules, folder, isScheduleDefinition));
       }
       for (const h of options.handlers ?? []) found.push([undefined, h]);
-      for (const [source, def] of found) {
-        await bus.add(def, def.name ?? source ?? undefined, source);
-      }
       for (const s of options.schedules ?? []) timed.push([undefined, s]);
-      if (timed.length > 0) {
-        const { Scheduler } = await import("./schedule/scheduler.ts");
-        scheduler = new Scheduler(services);
-        for (const [source, def] of timed) scheduler.add(def, source);
+      // On the in-process broker nothing here can fail (no handler needs a group, no transport
+      // has start-up checks) and, with no schedule, no meter and no needBus(), nothing but the
+      // `bus` and `broker` accessors can tell whether the bus exists before a message does. In
+      // production it is then made, with its modules, on first use (a publish, a request to the
+      // local broker), not before the first request; development makes it here, as always.
+      if (
+        ctx.production && transports === undefined && timed.length === 0 &&
+        ctx.meter === noopMeter && !busNeeded(ctx.container)
+      ) {
+        checkGroups(found);
+        lazyFound = found;
+        return;
       }
+      await wire(ctx, transports, found, timed);
     },
     async start(ctx: AppContext) {
-      if (broker && options.brokerPort !== false) {
-        const envPort = ctx.env("EVENTS_BROKER_PORT");
-        const port = options.brokerPort ?? (envPort !== undefined ? Number(envPort) : 4222);
-        if (!Number.isInteger(port) || port < 0 || port > 65535) {
-          throw new TypeError(`Invalid EVENTS_BROKER_PORT "${envPort}": expected a port number`);
-        }
-        const { serveLocalBroker } = await import("./transports/http_broker/local_broker.ts");
-        try {
-          local = serveLocalBroker(broker, { port, logger: ctx.logger });
-          ctx.logger.info(`local events broker listening on ${local.url}`);
-        } catch (err) {
-          if (!(err instanceof Deno.errors.AddrInUse)) throw err;
-          ctx.logger.warn(
-            `local events broker not started: port ${port} is in use; carrying on in-process (set EVENTS_BROKER_PORT to choose another)`,
-          );
-        }
+      const found = lazyFound;
+      if (found === undefined) {
+        if (broker) serveLocal(ctx, broker);
+        await activate(ctx);
+        return;
       }
-      await bus!.start();
-      await scheduler?.start();
-      const undoActive = activateBus(bus!);
-      const detach = attachBus(ctx.container, bus!);
-      const detachScheduler = scheduler &&
-        (await import("./schedule/scheduler.ts")).attachScheduler(ctx.container, scheduler);
-      deactivate = () => {
-        undoActive();
-        detach();
-        detachScheduler?.();
-      };
+      lazyFound = undefined;
+      const make = () =>
+        building ??= (async () => {
+          const registered = lazy!;
+          try {
+            await wire(ctx, undefined, found, []);
+            await activate(ctx, registered.activate);
+          } catch (error) {
+            registered.undo(error);
+            throw error;
+          } finally {
+            registered.undo();
+            if (lazy === registered) lazy = undefined;
+          }
+        })();
+      lazy = activateLazyBus(make);
+      serveLocal(ctx, () => make().then(() => broker!));
     },
     async stop() {
+      lazy?.undo();
+      lazy = undefined;
+      await building?.catch(() => {});
       deactivate?.();
       deactivate = undefined;
       await local?.close();

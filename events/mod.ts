@@ -55,6 +55,7 @@ export {
   busOf,
   getPublisher,
   type GetPublisherOptions,
+  needBus,
   type Publisher,
   type PublishOptions,
   type PublishReceipt,
@@ -114,7 +115,7 @@ export {
   type LocalBroker,
   type LocalBrokerOptions,
   serveLocalBroker,
-} from "./transports/http_broker/local_broker.ts";
+} from "./transports/http_broker/_local_server.ts";
 export {
   type HttpBrokerOptions,
   httpBrokerTransport,

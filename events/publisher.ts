@@ -65,7 +65,99 @@ export interface GetPublisherOptions {
   bus?: EventBus;
 }
 
-const active: EventBus[] = [];
+/** A bus registered to be made on first use ({@linkcode activateLazyBus}). */
+interface LazyBus {
+  readonly build: () => Promise<unknown>;
+  /** Publishes waiting for the bus, in call order: each runs once it is there (or fails). */
+  readonly waiting: Array<(error?: unknown) => void>;
+}
+
+// The started applications' buses, most recent last; one not made yet stands as a LazyBus.
+const active: Array<EventBus | LazyBus> = [];
+const needed = new WeakSet<object>();
+
+/** What {@linkcode activateLazyBus} returns. */
+export interface LazyActivation {
+  /**
+   * Puts the bus, once made, in the registration's place among the active buses, then runs the
+   * publishes that waited for it, in call order, before anything else can publish on it.
+   *
+   * @param bus The bus.
+   * @returns A function that undoes it.
+   */
+  activate(bus: EventBus): () => void;
+  /**
+   * Removes the registration (the start failed, or the application stopped); the publishes that
+   * waited reject with `error`, or without one run again (on another running application's bus,
+   * if any).
+   *
+   * @param error Why the bus could not be made.
+   */
+  undo(error?: unknown): void;
+}
+
+const lazyEntries = new WeakSet<object>();
+
+function isLazy(entry: EventBus | LazyBus): entry is LazyBus {
+  return lazyEntries.has(entry);
+}
+
+function remove(entry: EventBus | LazyBus): void {
+  const i = active.lastIndexOf(entry);
+  if (i >= 0) active.splice(i, 1);
+}
+
+/**
+ * Registers a bus made on first use (the `events()` plugin on the in-process broker), in the
+ * place of an active bus: a publish that finds it there waits in line and calls `build`. `build`
+ * must put the bus in its place (`activate`) or `undo` the registration.
+ *
+ * @param build Makes, starts and activates the bus; called by each publish that finds it (it
+ *   makes the bus once).
+ * @returns The functions that replace or remove the registration.
+ */
+export function activateLazyBus(build: () => Promise<unknown>): LazyActivation {
+  const entry: LazyBus = { build, waiting: [] };
+  lazyEntries.add(entry);
+  active.push(entry);
+  const flush = (error?: unknown) => {
+    for (const run of entry.waiting.splice(0)) run(error);
+  };
+  return {
+    activate(bus) {
+      const i = active.lastIndexOf(entry);
+      if (i >= 0) active[i] = bus;
+      else active.push(bus);
+      flush();
+      return () => remove(bus);
+    },
+    undo(error) {
+      remove(entry);
+      flush(error);
+    },
+  };
+}
+
+/**
+ * Says that something reads the bus of the application that owns `container` synchronously
+ * ({@linkcode busOf}), so its `events()` plugin must make the bus at start rather than on first
+ * use. Call it at setup or warmup (the Event Server plugin does when it forwards to handlers).
+ *
+ * @param container The application's container.
+ */
+export function needBus(container: object): void {
+  needed.add(container);
+}
+
+/**
+ * Whether {@linkcode needBus} was called for `container`.
+ *
+ * @param container The application's container.
+ * @returns True when the bus must be made at start.
+ */
+export function busNeeded(container: object): boolean {
+  return needed.has(container);
+}
 
 /**
  * Makes `bus` the one publishers use (the `events()` plugin does this on start).
@@ -75,10 +167,7 @@ const active: EventBus[] = [];
  */
 export function activateBus(bus: EventBus): () => void {
   active.push(bus);
-  return () => {
-    const i = active.lastIndexOf(bus);
-    if (i >= 0) active.splice(i, 1);
-  };
+  return () => remove(bus);
 }
 
 const NO_OPTIONS: PublishOptions = Object.freeze({});
@@ -114,10 +203,12 @@ export function busOf(container: object): EventBus | undefined {
 /**
  * The bus publishers use now: the running application's (the last one activated), if any.
  *
- * @returns The bus, or `undefined` when no `events()` plugin is running.
+ * @returns The bus, or `undefined` when no `events()` plugin is running (or the running one makes
+ *   its bus on first use and has not yet).
  */
 export function activeBus(): EventBus | undefined {
-  return active[active.length - 1];
+  const top = active[active.length - 1];
+  return top === undefined || isLazy(top) ? undefined : top;
 }
 
 const AUTH_CLAIMS = ["sub", "email", "azp", "client_id"] as const;
@@ -183,8 +274,18 @@ export function getPublisher<S extends SchemaLike>(
     throw new TypeError("Invalid getPublisher() argument: expected a topic made with topic()");
   }
   const name = t.name;
-  return (payload, opts = NO_OPTIONS) => {
-    const bus = options.bus ?? active[active.length - 1];
+  const publish: Publisher<Topic<S>> = (payload, opts = NO_OPTIONS) => {
+    const top = options.bus ?? active[active.length - 1];
+    if (top !== undefined && isLazy(top)) {
+      // the application's bus is made on first use: wait in line for it, then publish on it
+      return new Promise((resolve, reject) => {
+        top.waiting.push((error) =>
+          error === undefined ? publish(payload, opts).then(resolve, reject) : reject(error)
+        );
+        top.build().catch(() => {}); // a failure reaches the waiting publishes through undo()
+      });
+    }
+    const bus = top as EventBus | undefined;
     const checked = t.validate(payload);
     if (!checked.ok) {
       bus?.publishCounters(name).error.add(1);
@@ -238,6 +339,7 @@ export function getPublisher<S extends SchemaLike>(
     }
     return publishOn(bus, envelope, opts.tx, due);
   };
+  return publish;
 }
 
 /** Hands a built envelope to the bus, with the options the publish asked for. */

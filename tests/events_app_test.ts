@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { api, application, endpoint, http, type Middleware } from "@fw/application";
 import { generate } from "@fw/application/cli";
 import {
+  busOf,
   type EventContext,
   events,
   getPublisher,
@@ -9,9 +10,11 @@ import {
   httpBrokerTransport,
   Int,
   MemoryBroker,
+  needBus,
   topic,
   useContext,
 } from "@fw/events";
+import { activeBus } from "../events/publisher.ts";
 import { createLogger, MemoryMeter, MemorySink, type Plugin, runInContext } from "@fw/runtime";
 
 Deno.env.set("EVENTS_BROKER_PORT", "0");
@@ -213,6 +216,162 @@ Deno.test("events() warns and carries on in-process when the broker port is take
     await app.stop();
     taken.close();
   }
+});
+
+Deno.test("events() in production on the in-process broker makes its bus on first use: a publish or a local broker request", async () => {
+  const seen: number[] = [];
+  const make = () =>
+    events({
+      autoScan: false,
+      brokerPort: 0,
+      handlers: [handler(Ping).handle((m) => void seen.push(m.payload.n))],
+    });
+  const plugin = make();
+  const app = application({ logger: quiet(), production: true }).use(plugin);
+  await app.start();
+  try {
+    assert.equal(plugin.bus, undefined, "no bus before its first use");
+    assert.ok(plugin.localBroker, "the local broker listens at start");
+    assert.deepEqual(await plugin.deadLetters(), []);
+    // publishes made while the bus is being made keep their order
+    const publish = getPublisher(Ping);
+    await Promise.all([publish({ n: 1 }), publish({ n: 2 }), publish({ n: 3 })]);
+    assert.ok(plugin.bus && plugin.broker);
+    await until(() => seen.length === 3, "the deliveries");
+    assert.deepEqual(seen, [1, 2, 3]);
+    await assert.rejects(publish({ n: "x" } as never));
+  } finally {
+    await app.stop();
+  }
+  // a request to the local broker makes it too
+  const second = make();
+  const other = application({ logger: quiet(), production: true }).use(second);
+  await other.start();
+  try {
+    assert.equal(second.bus, undefined);
+    const res = await fetch(`${second.localBroker!.url}/publish`, {
+      method: "POST",
+      body: JSON.stringify({
+        id: crypto.randomUUID(),
+        topic: "routing.ping",
+        payload: { n: 4 },
+        attributes: {},
+        traceId: "0af7651916cd43dd8448eb211c80319c",
+        publishedAt: Date.now(),
+      }),
+    });
+    assert.equal(res.status, 202, await res.text());
+    assert.ok(second.bus);
+    await until(() => seen.includes(4), "the delivery through the local broker");
+  } finally {
+    await other.stop();
+  }
+  // stopped before any use: nothing was made
+  const third = make();
+  const unused = application({ logger: quiet(), production: true }).use(third);
+  await unused.start();
+  await unused.stop();
+  assert.equal(third.bus, undefined);
+  await assert.rejects(getPublisher(Ping)({ n: 5 }), /no events\(\) plugin is running/);
+});
+
+Deno.test("events() made on first use: a publish made the moment the bus appears comes after those that waited for it", async () => {
+  const seen: number[] = [];
+  const plugin = events({
+    autoScan: false,
+    brokerPort: false,
+    handlers: [handler(Ping).handle((m) => void seen.push(m.payload.n))],
+  });
+  const app = application({ logger: quiet(), production: true }).use(plugin);
+  await app.start();
+  try {
+    const publish = getPublisher(Ping);
+    const waited = [publish({ n: 1 }), publish({ n: 2 })];
+    // publish 3 as soon as publishers reach the bus: wait (in timers) until the bus is made,
+    // then poll in microtasks, so nothing else runs in between
+    while (plugin.bus === undefined) await new Promise((r) => setTimeout(r, 0));
+    let late: Promise<unknown> | undefined;
+    const poll = (left: number): Promise<void> =>
+      Promise.resolve().then(() => {
+        if (activeBus() !== undefined) late = publish({ n: 3 });
+        else if (left > 0) return poll(left - 1);
+        else return new Promise((r) => setTimeout(r, 0)).then(() => poll(10_000));
+      });
+    await poll(10_000);
+    await Promise.all([...waited, late]);
+    await until(() => seen.length === 3, "the deliveries");
+    assert.deepEqual(seen, [1, 2, 3]);
+  } finally {
+    await app.stop();
+  }
+});
+
+Deno.test("events() made on first use keeps its place among running applications: the last started publishes", async () => {
+  const seen: string[] = [];
+  const make = (name: string) =>
+    events({
+      autoScan: false,
+      brokerPort: false,
+      handlers: [handler(Ping).handle((m) => void seen.push(`${name}:${m.payload.n}`))],
+    });
+  const eager = application({ logger: quiet() }).use(make("eager"));
+  const lazy = application({ logger: quiet(), production: true }).use(make("lazy"));
+  await eager.start();
+  await lazy.start(); // started last: its bus, not made yet, is the one publishers use
+  try {
+    await getPublisher(Ping)({ n: 1 });
+    await until(() => seen.length === 1, "the first delivery");
+    await lazy.stop();
+    await getPublisher(Ping)({ n: 2 });
+    await until(() => seen.length === 2, "the second delivery");
+    assert.deepEqual(seen, ["lazy:1", "eager:2"]);
+  } finally {
+    await lazy.stop();
+    await eager.stop();
+  }
+});
+
+Deno.test("events() on the in-process broker fails at start-up for a group joined as competing and broadcast, in production too", async () => {
+  for (const production of [false, true]) {
+    const app = application({ logger: quiet(), production }).use(events({
+      autoScan: false,
+      brokerPort: false,
+      handlers: [
+        handler(Ping).options({ group: "g" }).handle(() => {}),
+        handler(Ping).options({ group: "g", distribution: "broadcast" }).handle(() => {}),
+      ],
+    }));
+    await assert.rejects(
+      app.start(),
+      /Cannot join group "g" of topic "routing.ping" as broadcast: it is competing/,
+    );
+    await app.stop();
+  }
+});
+
+Deno.test("events() in production makes its bus at warmup when something reads it: a meter or needBus()", async () => {
+  const meter = new MemoryMeter();
+  const telemetry: Plugin = { name: "test-telemetry", setup: (ctx) => ctx.setMeter(meter) };
+  const metered = events({
+    autoScan: false,
+    brokerPort: false,
+    handlers: [handler(Ping).handle(() => {})],
+  });
+  const a = application({ logger: quiet(), production: true }).use(telemetry).use(metered);
+  await a.warmup();
+  assert.ok(metered.bus);
+  await a.stop();
+  const reader: Plugin = { name: "reader", setup: (ctx) => needBus(ctx.container) };
+  const needed = events({
+    autoScan: false,
+    brokerPort: false,
+    handlers: [handler(Ping).handle(() => {})],
+  });
+  const b = application({ logger: quiet(), production: true }).use(reader).use(needed);
+  await b.start();
+  assert.ok(needed.bus);
+  assert.equal(busOf(b.context.container), needed.bus);
+  await b.stop();
 });
 
 Deno.test("events() records the spec 6.3 metrics through the application's meter", async () => {

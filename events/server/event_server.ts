@@ -28,7 +28,7 @@ import { DISCOVERY_PATH, type DiscoveryDocument, EVENTS_PROTOCOL } from "../prot
 import { memoryRealtime } from "../realtime/memory_realtime.ts";
 import type { RealtimeBroker } from "../realtime/realtime.ts";
 import { isTopic, type Topic } from "../topic.ts";
-import { busOf } from "../publisher.ts";
+import { busOf, needBus } from "../publisher.ts";
 import { type AccessRule, ServerCore, type TopicAction } from "./_core.ts";
 import { type CorsOrigins, httpError, preflight, withCors } from "./_http.ts";
 import { IdempotencyWindow } from "./_idempotency.ts";
@@ -249,6 +249,8 @@ export function eventServer(options: EventServerOptions): EventServerPlugin {
       return discovery;
     },
     setup(ctx: AppContext) {
+      // messages are forwarded to this app's handlers through busOf(): the bus must exist at start
+      if (options.forwardToHandlers !== false) needBus(ctx.container);
       const clock = options.clock ?? ctx.clock;
       const realtime = realtimeGiven ??
         (owned = memoryRealtime({ clock, logger: ctx.logger }));

@@ -1,5 +1,5 @@
 import { MemoryBroker } from "../memory_broker.ts";
-import { type LocalBroker, serveLocalBroker } from "./local_broker.ts";
+import { type LocalBroker, serveLocalBroker } from "./_local_server.ts";
 import { runTransportConformance } from "../conformance.ts";
 import { httpBrokerTransport } from "./http_broker.ts";
 

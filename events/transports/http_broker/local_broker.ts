@@ -26,26 +26,6 @@ import { envelopeProblem } from "../../envelope.ts";
 import type { MemoryBroker } from "../memory_broker.ts";
 import { type Delivery, QueueFullError, type Subscription } from "../../transport.ts";
 
-/** Options of {@linkcode serveLocalBroker}. */
-export interface LocalBrokerOptions {
-  /** Port (default 4222; 0 picks a free one). */
-  port?: number;
-  /** Address (default 127.0.0.1). */
-  hostname?: string;
-  /** Logger for connection errors. */
-  logger?: Logger;
-}
-
-/** A running local broker. */
-export interface LocalBroker {
-  /** Base URL, for example `http://127.0.0.1:4222`. */
-  readonly url: string;
-  /** Bound port. */
-  readonly port: number;
-  /** Stops the server and drops subscriber connections (their deliveries are redelivered). */
-  close(): Promise<void>;
-}
-
 const MAX_BODY = 1 << 20;
 
 function json(status: number, body: unknown): Response {
@@ -75,36 +55,20 @@ async function readJson(req: Request): Promise<unknown> {
 }
 
 /**
- * Serves a memory broker over HTTP and WebSockets.
+ * The local broker's request handler (`serveLocalBroker()` loads this module and makes it on the
+ * first request).
  *
- * @param broker The in-process broker to share.
- * @param options Port, host and logger.
- * @returns The running server.
- * @throws {Deno.errors.AddrInUse} When the port is taken.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { MemoryBroker, serveLocalBroker } from "@fw/events";
- * const broker = new MemoryBroker();
- * const server = serveLocalBroker(broker, { port: 0 });
- * const res = await fetch(`${server.url}/health`);
- * assert.deepEqual(await res.json(), { broker: "fw-local", protocol: 1 });
- * await server.close();
- * await broker.close();
- * ```
+ * @param get Gives the broker.
+ * @param sockets Open subscriber sockets (closed by the server's `close()`).
+ * @param logger Logger for failed requests.
+ * @returns The handler.
  */
-export function serveLocalBroker(
-  broker: MemoryBroker,
-  options: LocalBrokerOptions = {},
-): LocalBroker {
-  const sockets = new Set<WebSocket>();
-  const hostname = options.hostname ?? "127.0.0.1";
-  const server = Deno.serve({
-    port: options.port ?? 4222,
-    hostname,
-    onListen: () => {},
-  }, async (req) => {
+export function brokerHandler(
+  get: () => Promise<MemoryBroker>,
+  sockets: Set<WebSocket>,
+  logger?: Logger,
+): (req: Request) => Promise<Response> {
+  return async (req) => {
     const url = new URL(req.url);
     try {
       switch (`${req.method} ${url.pathname}`) {
@@ -121,23 +85,23 @@ export function serveLocalBroker(
             return error(400, `Invalid query parameter "deliverAt": expected ms since the epoch`);
           }
           if (url.pathname === "/publish") {
-            await broker.publish(env, at === null ? undefined : { deliverAt: Number(at) });
-          } else await broker.deadLetter(env);
+            await (await get()).publish(env, at === null ? undefined : { deliverAt: Number(at) });
+          } else await (await get()).deadLetter(env);
           return json(202, { id: env.id });
         }
         case "GET /dead-letters": {
           const topic = url.searchParams.get("topic") ?? undefined;
-          return json(200, await broker.deadLetters.list(topic ? { topic } : {}));
+          return json(200, await (await get()).deadLetters.list(topic ? { topic } : {}));
         }
         case "POST /dead-letters/take": {
           const body = await readJson(req) as { ids?: unknown };
           if (!Array.isArray(body?.ids) || !body.ids.every((i) => typeof i === "string")) {
             return error(400, 'Invalid body: "ids" must be an array of strings');
           }
-          return json(200, await broker.deadLetters.take(body.ids));
+          return json(200, await (await get()).deadLetters.take(body.ids));
         }
         case "GET /subscribe":
-          return subscribe(req, url, broker, sockets, options.logger);
+          return subscribe(req, url, await get(), sockets, logger);
         default:
           return error(404, `Not found: ${req.method} ${url.pathname}`);
       }
@@ -145,22 +109,9 @@ export function serveLocalBroker(
       if (err instanceof QueueFullError) return error(503, err.message);
       if (err instanceof SyntaxError) return error(400, `Invalid JSON body: ${err.message}`);
       if (err instanceof RangeError) return error(413, "Body larger than 1 MiB");
-      options.logger?.error("local broker request failed", { error: err });
+      logger?.error("local broker request failed", { error: err });
       return error(500, "Internal Server Error");
     }
-  });
-  const addr = server.addr as Deno.NetAddr;
-  return {
-    url: `http://${hostname}:${addr.port}`,
-    port: addr.port,
-    async close() {
-      for (const ws of sockets) {
-        try {
-          ws.close(1001, "broker stopping");
-        } catch { /* already closed */ }
-      }
-      await server.shutdown();
-    },
   };
 }
 
