@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { Validator } from "@fw/runtime";
 import type { Envelope } from "../envelope.ts";
 import type { Delivery, DeliveryListener } from "../transport.ts";
 
@@ -41,6 +42,7 @@ export class MemoryDelivery implements Delivery {
     readonly envelope: Envelope,
     readonly attempt: number,
     readonly duplicate: boolean,
+    readonly validatedBy: Validator<unknown> | undefined,
   ) {}
 
   ack(): void {
