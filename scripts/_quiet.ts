@@ -11,7 +11,7 @@
  * says to run again.
  *
  * The figures are those of the 2-core development machine with nothing else running; a baseline
- * without one (`bench:client`'s bare fetch, `bench:streams`' bare fan-outs) prints its figure and
+ * without one (`bench:streams`' bare fan-outs) prints its figure and
  * asks for it to be recorded, and its verdict is printed. On another
  * machine, run the benchmark when the machine is quiet and put the baseline's figure here (the
  * benchmarks print it as `baseline ... (quiet ...)`), or set `BENCH_IGNORE_LOAD=1` to print the
@@ -64,10 +64,13 @@ export const QUIET: Readonly<Record<string, QuietFigure>> = {
     source: "README Performance",
   },
   "http/d/bare": {
-    value: 149_924,
+    // the bare server answers (d)'s request by the same code as (b)'s: its 200 extra routes are a
+    // set looked up only after /users, so its quiet figure is (b)'s; the README run's 149,924 was
+    // (b)'s run-to-run spread, not a faster server
+    value: 130_185,
     unit: "req/s",
     better: "higher",
-    source: "README Performance",
+    source: "README Performance, bare on (b) (same code path)",
   },
   "http/b/fw": {
     value: 125_985,
@@ -75,62 +78,79 @@ export const QUIET: Readonly<Record<string, QuietFigure>> = {
     better: "higher",
     source: "README Performance, fw on (b): the baseline of rows (e), (f) and (g)",
   },
+  // bench:client: a bare fetch against the bench's server, 16 in flight
+  "client/bare": {
+    value: 22_720,
+    unit: "req/s",
+    better: "higher",
+    source:
+      "bench:client on 2026-11-26 06:36, nothing else running, median of 9 rounds (12,978-27,452: it warms up)",
+  },
+  // bench:streams: the bare broadcast loop the Event Server is compared with
+  "streams/eventserver/bare": {
+    value: 72_346,
+    unit: "messages/s",
+    better: "higher",
+    source: "bench:streams on 2026-11-26 06:37, nothing else running, median of 2 rounds",
+  },
   // bench:events: each transport's raw peer (CPU per message where the bench measures it, the
   // steadier figure on a shared machine; jobs/s for the Redis and PostgreSQL tables, which print
   // rates only). Keys are `events/<row>@<concurrency>`.
   "events/bare@1": {
-    value: 800,
+    value: 939,
     unit: "ns CPU/msg",
     better: "lower",
     source:
-      "issue 26 task notes, the last figures (bare 600-800 ns CPU per message; the upper end); README records none",
+      "bench:events on 2026-11-26 06:33, nothing else running, median of 3 rounds (earlier notes: 600-800)",
   },
   "events/bare@100": {
-    value: 800,
+    value: 744,
     unit: "ns CPU/msg",
     better: "lower",
     source:
-      "issue 26 task notes, the last figures (bare 600-800 ns CPU per message; the upper end); README records none",
+      "bench:events on 2026-11-26 06:33, nothing else running, median of 3 rounds (earlier notes: 600-800)",
   },
   "events/nats-raw@1": {
-    value: 29_000,
+    value: 50_213,
     unit: "ns CPU/msg",
     better: "lower",
     source:
-      "issue 26 task notes, the last figures (nats-raw about 29 µs CPU per message); README has 40 µs at load 13-17",
+      "bench:events on 2026-11-26 06:34-06:40, nothing else running (load average 1.0-2.0 from the bench itself), median of 5 rounds (two runs: 50.2 and 59.6 µs; the earlier 29 µs figure came from unrecorded notes)",
   },
   "events/nats-raw@100": {
-    value: 29_000,
+    value: 36_659,
     unit: "ns CPU/msg",
     better: "lower",
     source:
-      "issue 26 task notes, the last figures (nats-raw about 29 µs CPU per message); README has 40 µs at load 13-17",
+      "bench:events on 2026-11-26 06:34-06:40, nothing else running (load average 1.0-2.0 from the bench itself), median of 3 rounds (two runs: 36.7 and 42.0 µs; the earlier 29 µs figure came from unrecorded notes)",
   },
   "events/raw-redis@1": {
-    value: 27_232,
+    value: 131_473,
     unit: "jobs/s",
     better: "higher",
-    source: "README Redis Streams table (raw-redis, concurrency 1)",
+    source:
+      "bench:events on 2026-11-26 06:34-06:40, nothing else running (load average 1.0-2.0 from the bench itself), median of 3 rounds",
   },
   "events/raw-redis@50": {
-    value: 37_742,
+    value: 160_577,
     unit: "jobs/s",
     better: "higher",
-    source: "README Redis Streams table (raw-redis, concurrency 50)",
+    source:
+      "bench:events on 2026-11-26 06:34-06:40, nothing else running (load average 1.0-2.0 from the bench itself), median of 3 rounds",
   },
   "events/raw-sql@1": {
-    value: 2_585,
+    value: 10_104,
     unit: "jobs/s",
     better: "higher",
     source:
-      "bench:events --only sql, 2 rounds on 2026-11-26 at load average 4-5 (README has no raw-sql rate; not quiet, so lenient)",
+      "bench:events on 2026-11-26 06:34-06:40, nothing else running (load average 1.0-2.0 from the bench itself), median of 2 rounds",
   },
   "events/raw-sql@50": {
-    value: 2_868,
+    value: 10_273,
     unit: "jobs/s",
     better: "higher",
     source:
-      "bench:events --only sql, 2 rounds on 2026-11-26 at load average 4-5 (README has no raw-sql rate; not quiet, so lenient)",
+      "bench:events on 2026-11-26 06:34-06:40, nothing else running (load average 1.0-2.0 from the bench itself), median of 2 rounds",
   },
   "events/denokv-raw@1": {
     value: 1_350,
