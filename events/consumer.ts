@@ -11,6 +11,7 @@
 import {
   type Clock,
   type Container,
+  copierOf,
   type Counter,
   type Histogram,
   joinMessages,
@@ -125,6 +126,8 @@ export class Consumer {
   readonly #clock: Clock;
   readonly #topic: string;
   readonly #validate: HandlerDefinition["topic"]["validate"];
+  /** Copies a payload `#validate` produced (see `Delivery.validatedBy`), when it has a copier. */
+  readonly #copy: ((value: unknown) => unknown) | undefined;
   readonly #opts: ResolvedHandlerOptions;
   readonly #manual: boolean;
   /** Durations are recorded (a meter other than the no-op one). */
@@ -154,6 +157,7 @@ export class Consumer {
     this.#clock = options.clock;
     this.#topic = options.definition.topic.name;
     this.#validate = options.definition.topic.validate;
+    this.#copy = copierOf(this.#validate);
     this.#opts = options.definition.options;
     this.#manual = options.definition.options.ack === "manual";
     this.#metered = options.meter !== noopMeter;
@@ -219,10 +223,13 @@ export class Consumer {
 
   #offer = (d: Delivery): Admission => {
     const def = this.#o.definition;
-    const problem = d.problem ?? envelopeProblem(d.envelope) ??
-      (d.envelope.topic !== this.#topic
-        ? `envelope topic "${d.envelope.topic}" does not match "${this.#topic}"`
-        : undefined);
+    // An envelope the bus's publisher built (`validatedBy`) is well formed; only its topic is
+    // checked.
+    const problem =
+      (d.validatedBy === undefined ? d.problem ?? envelopeProblem(d.envelope) : undefined) ??
+        (d.envelope.topic !== this.#topic
+          ? `envelope topic "${d.envelope.topic}" does not match "${this.#topic}"`
+          : undefined);
     if (problem) {
       this.#deadLetterMalformed(d, problem);
       return "accepted";
@@ -291,14 +298,21 @@ export class Consumer {
     const span = this.#trace === undefined
       ? undefined
       : startProcessSpan(this.#trace, env, d.attempt);
-    const checked = this.#validate(env.payload);
-    if (!checked.ok) {
-      this.#fail(d, new Error(`invalid payload: ${joinMessages(checked.errors)}`), 0, true, span);
-      this.#release(now);
-      return;
+    let payload: unknown;
+    if (this.#copy !== undefined && d.validatedBy === this.#validate) {
+      // produced by this validator in this process: a copy is what validating it again would give
+      payload = this.#copy(env.payload);
+    } else {
+      const checked = this.#validate(env.payload);
+      if (!checked.ok) {
+        this.#fail(d, new Error(`invalid payload: ${joinMessages(checked.errors)}`), 0, true, span);
+        this.#release(now);
+        return;
+      }
+      payload = checked.value;
     }
     const manual = this.#manual;
-    const inv = new Invocation(this.#host, d, checked.value, now, manual);
+    const inv = new Invocation(this.#host, d, payload, now, manual);
     this.#track(inv);
     const values: EventContext = {
       traceId: env.traceId,

@@ -17,7 +17,7 @@ import type { HandlerOptions, Message } from "./handler_types.ts";
 import { MemoryBroker } from "./transports/memory_broker.ts";
 import { getPublisher } from "./publisher.ts";
 import { topic } from "./topic.ts";
-import { Email, Int, Uuid } from "@fw/runtime";
+import { ArrayOf, Email, Int, Uuid } from "@fw/runtime";
 import type { EventContext } from "./consumer.ts";
 import { type DeliveryListener, QueueFullError, type Transport } from "./transport.ts";
 
@@ -556,4 +556,29 @@ Deno.test("EventBus.stop waits for acks that share one batched write, and logs i
   assert.equal(handled, 5);
   const failures = sink.records.filter((r) => r.message === "event transport call failed");
   assert.equal(failures.length, 1);
+});
+
+Deno.test("each delivery of a published message gets its own payload: a handler's changes reach no other group, retry or dead letter", async () => {
+  const { clock, bus } = setup();
+  const Cart = topic("carts.changed", { id: Uuid, lines: ArrayOf({ sku: Email, qty: Int }) });
+  const seen: unknown[] = [];
+  const mutate = (m: Message<unknown>) => {
+    const payload = m.payload as { lines: { qty: number }[]; extra?: boolean };
+    seen.push(structuredClone(payload));
+    payload.lines[0].qty = 99;
+    payload.extra = true;
+    throw new Error("boom");
+  };
+  await bus.add(handler(Cart).options({ ...exact, group: "a", maxRetries: 1 }).handle(mutate));
+  await bus.add(handler(Cart).options({ ...exact, group: "b", maxRetries: 0 }).handle(mutate));
+  await bus.start();
+  const payload = { id: ID, lines: [{ sku: "a@b.co", qty: 1 }] };
+  await getPublisher(Cart, { bus })(payload);
+  await clock.runAll();
+  const original = { id: ID, lines: [{ sku: "a@b.co", qty: 1 }] };
+  assert.deepEqual(seen, [original, original, original]);
+  const dead = await bus.deadLetters({ topic: "carts.changed.dlq" });
+  assert.deepEqual(dead.map((d) => d.envelope.payload), [original, original]);
+  assert.deepEqual(payload, original);
+  await bus.stop();
 });

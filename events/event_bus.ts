@@ -16,6 +16,7 @@ import {
   noopMeter,
   systemClock,
   type Tracer,
+  type Validator,
 } from "@fw/runtime";
 import { Consumer } from "./consumer.ts";
 import { checkMaxDelay } from "./schedule/_delay.ts";
@@ -87,8 +88,13 @@ export interface HandlerLoad {
   readonly queued: number;
 }
 
-/** A transport that may also take an envelope synchronously (throwing what publish rejects). */
-type MaybeSyncTransport = Transport & { publishNow?: (envelope: Envelope) => void };
+/**
+ * A transport that may also take an envelope synchronously (throwing what publish rejects), told
+ * which validator produced the payload when the bus's publisher built the envelope.
+ */
+type MaybeSyncTransport = Transport & {
+  publishNow?: (envelope: Envelope, validatedBy?: Validator<unknown>) => void;
+};
 
 /** Where the envelopes of one topic go. */
 interface PublishRoute {
@@ -100,6 +106,18 @@ interface PublishRoute {
 }
 
 let instances = 0;
+
+/**
+ * Internal to `@fw/events` (the publisher's path): {@linkcode EventBus.publishEnvelope} with no
+ * options, for an envelope the publisher built around a payload `validator` produced, which no
+ * one else holds. An in-process transport tells its consumers, which then copy the payload
+ * instead of validating it again.
+ */
+export let publishValidated: (
+  bus: EventBus,
+  envelope: Envelope,
+  validator: Validator<unknown>,
+) => Promise<PublishReceipt>;
 
 /** Routes publishes and runs consumers over a set of transports. */
 export class EventBus {
@@ -120,6 +138,10 @@ export class EventBus {
   readonly #routes = new Map<string, PublishRoute>();
   readonly #id = `${Date.now().toString(36)}-${(++instances).toString(36)}`;
   #started = false;
+
+  static {
+    publishValidated = (bus, envelope, validator) => bus.#publishEnvelope(envelope, validator);
+  }
 
   /**
    * Creates a bus; register handlers with {@linkcode EventBus.add}, then start it.
@@ -206,11 +228,20 @@ export class EventBus {
    * @returns Message id and trace id.
    */
   publishEnvelope(envelope: Envelope, options?: TransportPublishOptions): Promise<PublishReceipt> {
+    return this.#publishEnvelope(envelope, undefined, options);
+  }
+
+  /** `publishEnvelope()`, with the validator of the payload when the publisher built it. */
+  #publishEnvelope(
+    envelope: Envelope,
+    validatedBy: Validator<unknown> | undefined,
+    options?: TransportPublishOptions,
+  ): Promise<PublishReceipt> {
     let route = this.#routes.get(envelope.topic);
     if (route === undefined || route.channel !== envelope.channel) route = this.#route(envelope);
-    if (this.#tracer === undefined) return this.#publish(route, envelope, options);
+    if (this.#tracer === undefined) return this.#publish(route, envelope, options, validatedBy);
     const span = startPublishSpan(this.#tracer, route.system, envelope);
-    return endWith(span, this.#publish(route, envelope, options));
+    return endWith(span, this.#publish(route, envelope, options, validatedBy));
   }
 
   /** Publishes on the topic's route. */
@@ -218,12 +249,13 @@ export class EventBus {
     route: PublishRoute,
     envelope: Envelope,
     options: TransportPublishOptions | undefined,
+    validatedBy: Validator<unknown> | undefined,
   ): Promise<PublishReceipt> {
     const { transport, counters } = route;
     if (options !== undefined) return this.#publishWith(route, envelope, options);
     if (transport.publishNow !== undefined) {
       try {
-        transport.publishNow(envelope);
+        transport.publishNow(envelope, validatedBy);
       } catch (err) {
         return Promise.reject(err);
       }

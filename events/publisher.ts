@@ -12,9 +12,9 @@
  */
 
 import { type AuthUser, tryContext, ValidationException } from "@fw/runtime";
-import type { SchemaLike } from "@fw/runtime";
+import type { SchemaLike, Validator } from "@fw/runtime";
 import { type Envelope, newMessageId, newTraceId } from "./envelope.ts";
-import type { EventBus, PublishReceipt } from "./event_bus.ts";
+import { type EventBus, type PublishReceipt, publishValidated } from "./event_bus.ts";
 
 export type { PublishReceipt };
 import { isTopic, type PayloadOf, type Topic } from "./topic.ts";
@@ -337,15 +337,20 @@ export function getPublisher<S extends SchemaLike>(
     } catch (err) {
       return Promise.reject(err);
     }
-    return publishOn(bus, envelope, opts.tx, due);
+    return publishOn(bus, envelope, t.validate as Validator<unknown>, opts.tx, due);
   };
   return publish;
 }
 
-/** Hands a built envelope to the bus, with the options the publish asked for. */
+/**
+ * Hands a built envelope to the bus, with the options the publish asked for; with none, tells
+ * the bus which validator produced the payload (an in-process transport's consumers then copy it
+ * instead of validating it again).
+ */
 function publishOn(
   bus: EventBus,
   envelope: Envelope,
+  validator: Validator<unknown>,
   tx: TransportPublishOptions["tx"],
   due: DueTime | undefined,
 ): Promise<PublishReceipt> {
@@ -355,5 +360,7 @@ function publishOn(
       tx === undefined ? { deliverAt: due.deliverAt } : { tx, deliverAt: due.deliverAt },
     );
   }
-  return tx === undefined ? bus.publishEnvelope(envelope) : bus.publishEnvelope(envelope, { tx });
+  return tx === undefined
+    ? publishValidated(bus, envelope, validator)
+    : bus.publishEnvelope(envelope, { tx });
 }

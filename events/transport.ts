@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { Validator } from "@fw/runtime";
 import type { Envelope } from "./envelope.ts";
 import type { ScheduleStore } from "./schedule/store.ts";
 
@@ -38,6 +39,13 @@ export interface Delivery {
    * consumer dead-letters the delivery with this reason and acknowledges it.
    */
   readonly problem?: string;
+  /**
+   * Set by an in-process transport when the envelope comes straight from the bus's publisher,
+   * which built it and produced its payload with this validator (no one else holds the payload):
+   * the consumer takes the envelope as well formed and, when its topic has the same validator,
+   * gives its handler a copy of the payload instead of validating it again.
+   */
+  readonly validatedBy?: Validator<unknown>;
   /**
    * Done: the transport forgets the message (for this group or instance). In-process transports
    * may finish synchronously and return nothing; others return a promise of their write.

@@ -252,3 +252,58 @@ export function generate(node: SchemaNode, area: string, mode: RootMode): Genera
   w.emit(`};`);
   return { body: w.lines.join("\n"), constants: w.constants };
 }
+
+function copyValue(w: Writer, node: SchemaNode, input: string, out: string): void {
+  switch (node.kind) {
+    case "array": {
+      const s = w.v("s"), a = w.v("a"), i = w.v("i"), y = w.v("y");
+      w.emit(`const ${s} = ${input}, ${a} = new Array(${s}.length);`);
+      w.emit(`for (let ${i} = 0; ${i} < ${s}.length; ${i}++) {`);
+      w.emit(`let ${y};`);
+      copyValue(w, node.items!, `${s}[${i}]`, y);
+      w.emit(`${a}[${i}] = ${y};`);
+      w.emit(`}`);
+      w.emit(`${out} = ${a};`);
+      return;
+    }
+    case "object": {
+      const s = w.v("s"), o = w.v("o");
+      w.emit(`const ${s} = ${input}, ${o} = {};`);
+      const read = ownRead(s);
+      for (const [key, prop] of Object.entries(node.properties ?? {})) {
+        const x = w.v("x"), y = w.v("y");
+        w.emit(`{ const ${x} = ${read(key)};`);
+        w.emit(`if (${x} !== undefined) {`);
+        w.emit(`let ${y};`);
+        copyValue(w, prop, x, y);
+        w.emit(`${o}[${str(key)}] = ${y};`);
+        w.emit(`} }`);
+      }
+      w.emit(`${out} = ${o};`);
+      return;
+    }
+    case "stream":
+      return copyValue(w, node.items!, input, out);
+    default:
+      w.emit(`${out} = ${input};`);
+  }
+}
+
+/**
+ * Generates the body of a copier: a function that copies a value the `json`-mode validator of
+ * `node` produced, without checking it (the same fresh objects and arrays, in the same key order,
+ * as validating it again would give).
+ *
+ * @param node The root node.
+ * @returns The body (its one parameter is the value) and its constants.
+ */
+export function generateCopy(node: SchemaNode): Generated {
+  const w = new Writer();
+  w.emit(`"use strict";`);
+  w.emit(`return function copy(v) {`);
+  w.emit(`let out;`);
+  copyValue(w, node, "v", "out");
+  w.emit(`return out;`);
+  w.emit(`};`);
+  return { body: w.lines.join("\n"), constants: w.constants };
+}

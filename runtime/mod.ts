@@ -154,6 +154,8 @@ export {
 export { type JsonSchemaObject, type JsonSchemaOptions, toJsonSchema } from "./json_schema.ts";
 export {
   compile,
+  type Copier,
+  copierOf,
   type InputArea,
   joinMessages,
   type ValidationResult,

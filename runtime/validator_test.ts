@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { compile, joinMessages } from "./validator.ts";
+import { compile, copierOf, joinMessages } from "./validator.ts";
 import {
   ArrayOf,
   DateIso,
@@ -268,4 +268,60 @@ Deno.test("compile() never throws on any JSON value, however deep", () => {
   ) {
     assert.equal(v(input).ok, false);
   }
+});
+
+Deno.test("copierOf() copies a validated value as validating it again would", () => {
+  const validate = compile({
+    id: Uuid,
+    name: MinLength(1),
+    note: Optional(String),
+    toString: Optional(Int),
+    lines: ArrayOf({ sku: String, qty: Int, tags: ArrayOf(String) }),
+    address: { city: String, zip: Optional(String) },
+    grid: ArrayOf(ArrayOf(Int)),
+  }, "payload");
+  const copy = copierOf(validate)!;
+  for (
+    const input of [
+      { id: UUID, name: "a", lines: [], address: { city: "x" }, grid: [], extra: 1 },
+      {
+        id: UUID,
+        name: "b",
+        note: "n",
+        toString: 3,
+        lines: [{ sku: "s", qty: 2, tags: ["t", "u"], more: true }],
+        address: { city: "y", zip: "z" },
+        grid: [[1, 2], [], [3]],
+      },
+    ]
+  ) {
+    const checked = validate(input);
+    assert.ok(checked.ok);
+    const copied = copy(checked.value);
+    assert.deepEqual(copied, (validate(checked.value) as { value: unknown }).value);
+    assert.deepEqual(Object.keys(copied), Object.keys(checked.value));
+    // fresh objects and arrays all the way down
+    assert.notEqual(copied, checked.value);
+    assert.notEqual(copied.lines, checked.value.lines);
+    assert.notEqual(copied.address, checked.value.address);
+    assert.notEqual(copied.grid, checked.value.grid);
+    if (copied.lines.length) assert.notEqual(copied.lines[0].tags, checked.value.lines[0].tags);
+  }
+  // an absent optional key named like an Object.prototype member stays absent
+  const checked = validate({ id: UUID, name: "c", lines: [], address: { city: "x" }, grid: [] });
+  assert.ok(checked.ok);
+  assert.equal(Object.hasOwn(copy(checked.value), "toString"), false);
+  assert.equal(copierOf(validate), copy, "generated once per validator");
+});
+
+Deno.test("copierOf() copies scalar and stream roots, and has no copier for params or query", () => {
+  assert.equal(copierOf(compile(Int, "payload"))!(3), 3);
+  const items = compile(Stream({ n: Int }), "message") as unknown as (x: unknown) => {
+    ok: true;
+    value: unknown;
+  };
+  assert.deepEqual(copierOf(items)!({ n: 1 }), { n: 1 });
+  assert.equal(copierOf(compile({ n: Int }, "query")), undefined);
+  assert.equal(copierOf(compile({ n: Int }, "params")), undefined);
+  assert.equal(copierOf(() => ({ ok: true, value: 1 })), undefined);
 });

@@ -6,14 +6,19 @@
  * `--kv-messages`, 2,000, as its local queue hands out about a thousand a second) messages are published as fast as the system accepts them; the clock
  * stops when the handler has seen the last one. Latency is publish call to handler entry, per
  * message (p50 and p99). Rounds alternate between systems to cancel drift; the best round counts.
+ * A warm-up round (`--warmup`, 1) runs every system at each concurrency first and is not counted:
+ * the first round of fw's rows ran 10-40% slower than the later ones (its code and the heap still
+ * warming up; `bare`, a few lines, warms at once), so a three-round median counted warm-up against
+ * fw and varied from run to run.
  *
  * Systems:
  * - `bare`: a compiled validator, an array queue and a worker loop with the same concurrency
  *   limit calling the same handler (the floor any broker pays);
  * - `floor`: `bare` plus what every fw message needs and `bare` skips, done as fw does it: a
  *   message id and a trace id, the publish time, the handler's start time for its time-out and an
- *   async-context frame per handler call; `memory / floor` is the part of
- *   the gap that fw's own code could still close;
+ *   async-context frame per handler call; and, as fw's in-process path does, the handler gets a
+ *   copy of the payload validated at publish (the validator's copier) instead of a second
+ *   validation; `memory / floor` is the part of the gap that fw's own code could still close;
  * - `memory`: `getPublisher()` -> `EventBus` -> `MemoryBroker` -> consumer (context, DI scope,
  *   time-out, metrics, completion log at `warn` level so lines are not printed);
  * - `denokv`: the same over `@fw/events/denokv` on a temporary file (when that sub-path exists),
@@ -30,7 +35,7 @@
  * Publishers keep at most `--window` (1,000) messages published but not yet handled, so the run
  * measures a steady state rather than a backlog growing in memory.
  *
- * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3),
+ * Options: `--messages <n>`, `--kv-messages <n>`, `--window <n>`, `--rounds <n>` (3), `--warmup <n>` (1),
  * `--nats-messages <n>`, `--only bare,floor,memory,memory-traced,denokv,nats,nats-raw,nats-r3,sql`
  * (`denokv` runs `denokv-raw` and `denokv`; `nats` runs `nats-raw`, `nats`, `nats-r1` and
  * `nats-r3`; `nats-raw` the first two, without the cluster; `nats-r3` the last two), `--traced` (only `memory` and `memory-traced`: every
@@ -68,6 +73,7 @@
 import { cpuUsage } from "node:process";
 import {
   compile,
+  copierOf,
   createLogger,
   Int,
   MinLength,
@@ -98,6 +104,7 @@ const MESSAGES = Number(args.messages ?? 200_000);
 const KV_MESSAGES = Number(args["kv-messages"] ?? 2_000);
 const NATS_MESSAGES = Number(args["nats-messages"] ?? 10_000);
 const ROUNDS = Number(args.rounds ?? 3);
+const WARMUP = Number(args.warmup ?? 1);
 const WINDOW = Number(args.window ?? 1000);
 // `--traced`: the memory broker untraced and traced only, for a quick rerun of the tracing cost.
 const only = "delayed" in args
@@ -166,10 +173,13 @@ class Window {
  * The bare baseline: validate, enqueue, run with a concurrency limit. With `floor`, it also does
  * the per-message work every fw message needs and the bare queue skips, the same way fw does it:
  * a message id and a trace id, the publish time from the clock, the handler's start time from the
- * clock (the time-out needs it) and an async-context frame for the handler.
+ * clock (the time-out needs it) and an async-context frame for the handler; and it hands the
+ * handler a copy of the payload validated at publish, as fw's in-process path does, where `bare`
+ * validates it again.
  */
 async function runBare(n: number, concurrency: number, floor = false): Promise<Result> {
   const validate = compile(Payload, "payload");
+  const copy = copierOf(validate)! as (value: unknown) => unknown;
   const latencies = new Float64Array(n);
   type Item = {
     payload: unknown;
@@ -184,18 +194,21 @@ async function runBare(n: number, concurrency: number, floor = false): Promise<R
   const window = new Window();
   let done!: () => void;
   const finished = new Promise<void>((r) => done = r);
-  const handle = async (item: Item) => {
+  const handle = async (item: Item, _payload?: unknown) => {
     latencies[item.i] = performance.now() - item.at;
     await Promise.resolve();
   };
   let started = 0;
   const work = (item: Item) => {
-    const checked = validate(item.payload);
-    if (!checked.ok) throw new Error("invalid");
-    if (!floor) return handle(item);
+    if (!floor) {
+      const checked = validate(item.payload);
+      if (!checked.ok) throw new Error("invalid");
+      return handle(item, checked.value);
+    }
+    const payload = copy(item.payload);
     // the handler's start time (fw's time-out needs it)
     started += systemClock.now() & 1;
-    return runInNewContext({ traceId: item.traceId, id: item.id }, handle, item);
+    return runInNewContext({ traceId: item.traceId, id: item.id }, handle, item, payload);
   };
   const pump = () => {
     while (head < queue.length && running < concurrency) {
@@ -216,8 +229,9 @@ async function runBare(n: number, concurrency: number, floor = false): Promise<R
   const cpu0 = cpuUsage();
   const start = performance.now();
   for (let i = 0; i < n; i++) {
-    const payload = { id: ID, customer: "c", items: i, total: 5 };
-    if (!validate(payload).ok) throw new Error("invalid");
+    const checked = validate({ id: ID, customer: "c", items: i, total: 5 });
+    if (!checked.ok) throw new Error("invalid");
+    const payload = checked.value;
     if (floor) {
       queue.push({
         payload,
@@ -391,6 +405,20 @@ if (natsCluster) {
     NATS_MESSAGES,
     async (c, n) => runFw(await natsCluster.cluster(), n, c),
   ]);
+}
+
+// Warm-up, not counted: every system once at each concurrency.
+for (let round = 1; round <= (systems.length ? WARMUP : 0); round++) {
+  for (const concurrency of [1, 100]) {
+    for (const [name, n, run] of systems) {
+      const r = await run(concurrency, n);
+      console.error(
+        `warm-up ${name}@${concurrency} ${Math.round(r.rate).toLocaleString("en")} msg/s${
+          r.cpuNs === undefined ? "" : `, ${Math.round(r.cpuNs)} ns CPU/msg`
+        } (not counted)`,
+      );
+    }
+  }
 }
 
 const loadBefore = await loadAverage();

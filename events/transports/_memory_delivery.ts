@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { Validator } from "@fw/runtime";
 import type { Envelope } from "../envelope.ts";
 import type { Delivery, DeliveryListener } from "../transport.ts";
 
@@ -41,6 +42,7 @@ export class MemoryDelivery implements Delivery {
     readonly envelope: Envelope,
     readonly attempt: number,
     readonly duplicate: boolean,
+    readonly validatedBy: Validator<unknown> | undefined,
   ) {}
 
   ack(): void {
@@ -55,3 +57,20 @@ export class MemoryDelivery implements Delivery {
     this.hooks.retried(this, delayMs);
   }
 }
+
+function noop(): void {}
+
+/**
+ * One delivery kept for the life of the process, so its hidden class stays alive (a major garbage
+ * collection with no delivery alive would drop it and deoptimize the code of the delivery path;
+ * see `_invocation.ts`; exported so that it is kept).
+ */
+export const deliveryShapeKeeper: MemoryDelivery = new MemoryDelivery(
+  { acked: noop, retried: noop },
+  { name: "", distribution: "competing", instances: [], next: 0, pending: [] },
+  { id: "", listener: () => "accepted", closed: false },
+  { id: "", topic: "", payload: null, attributes: {}, traceId: "", publishedAt: 0 },
+  1,
+  false,
+  undefined,
+);

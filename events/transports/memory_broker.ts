@@ -7,7 +7,14 @@
  * @module
  */
 
-import { type Clock, type Logger, type Meter, systemClock, type TimerHandle } from "@fw/runtime";
+import {
+  type Clock,
+  type Logger,
+  type Meter,
+  systemClock,
+  type TimerHandle,
+  type Validator,
+} from "@fw/runtime";
 import type { Envelope } from "../envelope.ts";
 import { MemoryDeadLetters } from "../dead_letters.ts";
 import { MemoryScheduleStore } from "../schedule/store.ts";
@@ -168,10 +175,12 @@ export class MemoryBroker implements Transport {
    * before it returns (the event bus calls it on its hot path).
    *
    * @param envelope The envelope.
+   * @param validatedBy The validator that produced the payload, when the bus's publisher built
+   *   the envelope (its consumers with that validator copy the payload instead of checking it).
    * @throws {QueueFullError} When a group's instances all refused (queue full, overflow `throw`).
    * @throws {Error} When the broker is closed.
    */
-  publishNow(envelope: Envelope): void {
+  publishNow(envelope: Envelope, validatedBy?: Validator<unknown>): void {
     if (this.#closed) {
       throw new Error(`Cannot publish to topic "${envelope.topic}": the broker is closed`);
     }
@@ -181,7 +190,7 @@ export class MemoryBroker implements Transport {
     let refused: string[] | undefined;
     for (let i = 0; i < groups.length; i++) {
       const group = groups[i];
-      if (this.#toGroup(group, envelope, 1, false) === "rejected") {
+      if (this.#toGroup(group, envelope, 1, false, validatedBy) === "rejected") {
         (refused ??= []).push(group.name);
       }
     }
@@ -220,11 +229,19 @@ export class MemoryBroker implements Transport {
     return false;
   }
 
-  #toGroup(group: Group, envelope: Envelope, attempt: number, duplicate = false): Admission {
+  #toGroup(
+    group: Group,
+    envelope: Envelope,
+    attempt: number,
+    duplicate = false,
+    validatedBy?: Validator<unknown>,
+  ): Admission {
     if (group.distribution === "broadcast") {
       let result: Admission = "accepted";
       for (const instance of group.instances) {
-        if (this.#offer(group, instance, envelope, attempt, duplicate) === "rejected") {
+        if (
+          this.#offer(group, instance, envelope, attempt, duplicate, validatedBy) === "rejected"
+        ) {
           result = "rejected";
         }
       }
@@ -235,10 +252,15 @@ export class MemoryBroker implements Transport {
       group.pending.push([envelope, attempt]);
       return "accepted";
     }
+    // one instance (the usual case in one process): no round-robin arithmetic
+    if (n === 1) {
+      group.next = 0;
+      return this.#offer(group, group.instances[0], envelope, attempt, duplicate, validatedBy);
+    }
     for (let tried = 0; tried < n; tried++) {
       const instance = group.instances[group.next % n];
       group.next = (group.next + 1) % n;
-      const admission = this.#offer(group, instance, envelope, attempt, duplicate);
+      const admission = this.#offer(group, instance, envelope, attempt, duplicate, validatedBy);
       if (admission !== "rejected") return admission;
     }
     return "rejected";
@@ -250,9 +272,10 @@ export class MemoryBroker implements Transport {
     envelope: Envelope,
     attempt: number,
     duplicate = false,
+    validatedBy?: Validator<unknown>,
   ): Admission {
     return instance.listener(
-      new MemoryDelivery(this.#hooks, group, instance, envelope, attempt, duplicate),
+      new MemoryDelivery(this.#hooks, group, instance, envelope, attempt, duplicate, validatedBy),
     );
   }
 
