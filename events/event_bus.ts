@@ -25,14 +25,9 @@ import type { Envelope } from "./envelope.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
 import type { DeadLetter, Transport, TransportPublishOptions } from "./transport.ts";
+import { type PublishReceipt, setPublishValidated } from "./_publish_hook.ts";
 
-/** What a publish returns. */
-export interface PublishReceipt {
-  /** The message id. */
-  readonly messageId: string;
-  /** The trace id the message carries. */
-  readonly traceId: string;
-}
+export type { PublishReceipt };
 
 /** Options of {@linkcode EventBus}. */
 export interface EventBusOptions {
@@ -107,18 +102,6 @@ interface PublishRoute {
 
 let instances = 0;
 
-/**
- * Internal to `@fw/events` (the publisher's path): {@linkcode EventBus.publishEnvelope} with no
- * options, for an envelope the publisher built around a payload `validator` produced, which no
- * one else holds. An in-process transport tells its consumers, which then copy the payload
- * instead of validating it again.
- */
-export let publishValidated: (
-  bus: EventBus,
-  envelope: Envelope,
-  validator: Validator<unknown>,
-) => Promise<PublishReceipt>;
-
 /** Routes publishes and runs consumers over a set of transports. */
 export class EventBus {
   /** Clock. */
@@ -140,7 +123,10 @@ export class EventBus {
   #started = false;
 
   static {
-    publishValidated = (bus, envelope, validator) => bus.#publishEnvelope(envelope, validator);
+    // the publisher's path (`_publish_hook.ts`): the publisher does not import the bus
+    setPublishValidated((bus, envelope, validator) =>
+      (bus as EventBus).#publishEnvelope(envelope, validator)
+    );
   }
 
   /**

@@ -14,7 +14,8 @@
 import { type AuthUser, tryContext, ValidationException } from "@fw/runtime";
 import type { SchemaLike, Validator } from "@fw/runtime";
 import { type Envelope, newMessageId, newTraceId } from "./envelope.ts";
-import { type EventBus, type PublishReceipt, publishValidated } from "./event_bus.ts";
+import type { EventBus } from "./event_bus.ts";
+import { type PublishReceipt, publishValidated } from "./_publish_hook.ts";
 
 export type { PublishReceipt };
 import { isTopic, type PayloadOf, type Topic } from "./topic.ts";

@@ -96,6 +96,26 @@ Deno.test("importing @fw/events loads no npm package and no node: module", async
   assert.deepEqual(loaded.filter((s) => s.startsWith("npm:") || s.startsWith("node:")), []);
 });
 
+Deno.test("importing @fw/events/core loads no bus, consumer or transport until the plugin needs them", async () => {
+  const loaded = await graph("../events/core.ts");
+  assert.ok(loaded.some((s) => s.endsWith("/events/publisher.ts")), "graph was read");
+  // the publisher reaches the bus through `_publish_hook.ts`: the bus, its consumers and their
+  // tracing load with the bus (at warmup, or in production with the first publish)
+  for (const name of ["event_bus.ts", "consumer.ts", "_tracing.ts", "_invocation.ts"]) {
+    assert.ok(!loaded.some((s) => s.endsWith(`/events/${name}`)), `${name} is not loaded`);
+  }
+  assert.deepEqual(
+    loaded.filter((s) => s.includes("/events/transports/")).map((s) => s.split("/events/").pop()),
+    [
+      "transports/http_broker/_local_server.ts",
+    ],
+  );
+  const all = await graph("../events/core.ts", true);
+  for (const name of ["event_bus.ts", "consumer.ts", "_in_process.ts"]) {
+    assert.ok(all.some((s) => s.endsWith(`/events/${name}`)), `${name} is reachable`);
+  }
+});
+
 Deno.test("no graph of @fw/application, its command line or @fw/events reaches the dashboard", async () => {
   for (const entry of ["../application/mod.ts", "../application/cli.ts", "../events/mod.ts"]) {
     const all = await graph(entry, true);
