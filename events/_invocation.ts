@@ -86,25 +86,3 @@ export class Invocation implements Message {
     this._finish(err);
   }
 }
-
-/**
- * One invocation kept for the life of the process, so its hidden class (its shape) stays alive.
- * V8 keeps a shape only while some object has it: a major garbage collection that finds no
- * invocation alive (no message in flight, or between two buses) drops it, and with it the
- * optimized code of the whole delivery path that checks for it (about ten functions deoptimized per
- * such collection, seen with `--trace-deopt` as "embedded weak objects cleared"), which the next
- * messages pay for while the code is compiled again. Built as a delivery's invocation is, and
- * exported because V8 drops a module-level constant that nothing reads once the module has run.
- */
-export const invocationShapeKeeper: Invocation = new Invocation(
-  { settle: noop },
-  {
-    envelope: { id: "", topic: "", payload: null, attributes: {}, traceId: "", publishedAt: 0 },
-    attempt: 1,
-    ack: noop,
-    retry: noop,
-  },
-  null,
-  0,
-  false,
-);

@@ -61,15 +61,6 @@ class OwnFrame {
   }
 }
 
-/**
- * One frame kept for the life of the process, so its hidden class stays alive: a major garbage
- * collection that finds no frame of ours alive (no handler running) would drop it, and with it the
- * optimized code that makes and reads frames (seen with `--trace-deopt` as "embedded weak objects
- * cleared"), to be compiled again by the next handlers. Exported so that it is kept (V8 drops a
- * module-level constant that nothing reads once the module has run).
- */
-export const frameShapeKeeper: OwnFrame = new OwnFrame(undefined);
-
 function frameSlot<T>(hooks: Hooks): AsyncSlot<T> {
   const get = hooks.getAsyncContext;
   const set = hooks.setAsyncContext;

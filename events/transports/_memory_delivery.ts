@@ -57,20 +57,3 @@ export class MemoryDelivery implements Delivery {
     this.hooks.retried(this, delayMs);
   }
 }
-
-function noop(): void {}
-
-/**
- * One delivery kept for the life of the process, so its hidden class stays alive (a major garbage
- * collection with no delivery alive would drop it and deoptimize the code of the delivery path;
- * see `_invocation.ts`; exported so that it is kept).
- */
-export const deliveryShapeKeeper: MemoryDelivery = new MemoryDelivery(
-  { acked: noop, retried: noop },
-  { name: "", distribution: "competing", instances: [], next: 0, pending: [] },
-  { id: "", listener: () => "accepted", closed: false },
-  { id: "", topic: "", payload: null, attributes: {}, traceId: "", publishedAt: 0 },
-  1,
-  false,
-  undefined,
-);
