@@ -252,11 +252,6 @@ export class MemoryBroker implements Transport {
       group.pending.push([envelope, attempt]);
       return "accepted";
     }
-    // one instance (the usual case in one process): no round-robin arithmetic
-    if (n === 1) {
-      group.next = 0;
-      return this.#offer(group, group.instances[0], envelope, attempt, duplicate, validatedBy);
-    }
     for (let tried = 0; tried < n; tried++) {
       const instance = group.instances[group.next % n];
       group.next = (group.next + 1) % n;
