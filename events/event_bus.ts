@@ -22,6 +22,7 @@ import { Consumer } from "./consumer.ts";
 import { checkMaxDelay } from "./schedule/_delay.ts";
 import { endWith, messagingSystem, startPublishSpan } from "./_tracing.ts";
 import type { Envelope } from "./envelope.ts";
+import { handlerIdentity } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
 import type { DeadLetter, Transport, TransportPublishOptions } from "./transport.ts";
@@ -313,8 +314,7 @@ export class EventBus {
    * @throws {Error} When an external transport gets a handler with no `group`.
    */
   async add(definition: HandlerDefinition, name?: string, source?: string): Promise<void> {
-    const handlerName = name ?? definition.name ?? definition.options.group ??
-      definition.topic.name;
+    const { name: handlerName, group } = handlerIdentity(definition, name);
     const tName = this.#router.select(definition.topic.name, definition.topic.channel);
     const transport = this.#transports[tName];
     if (transport.capabilities.external && !definition.options.group) {
@@ -329,7 +329,7 @@ export class EventBus {
     const consumer = new Consumer({
       definition,
       transport,
-      group: definition.options.group ?? handlerName,
+      group,
       instanceId: `${this.#id}-${this.#consumers.length}`,
       handlerName,
       deadLetter: (env) => this.deadLetter(env),

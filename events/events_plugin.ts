@@ -31,7 +31,7 @@ import {
   rootDirOf,
 } from "@fw/runtime";
 import type { EventBus, StoredDeadLetter } from "./event_bus.ts";
-import { isHandlerDefinition } from "./handler.ts";
+import { handlerIdentity, isHandlerDefinition } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { isScheduleDefinition } from "./schedule/schedule.ts";
 import type { ScheduleDefinition } from "./schedule/schedule_types.ts";
@@ -218,8 +218,8 @@ async function explicitTransport(o: EventsOptions): Promise<Transport | undefine
 function checkGroups(found: ReadonlyArray<[string | undefined, HandlerDefinition]>): void {
   const seen = new Map<string, string>();
   for (const [source, def] of found) {
-    // the group EventBus.add() gives the handler's consumer
-    const group = def.options.group ?? def.name ?? source ?? def.topic.name;
+    // the group EventBus.add() gives the handler's consumer (registered as the plugin does)
+    const { group } = handlerIdentity(def, def.name ?? source);
     const key = `${def.topic.name}\u0000${group}`;
     const distribution = seen.get(key);
     if (distribution === undefined) seen.set(key, def.options.distribution);
@@ -471,7 +471,6 @@ export function events(options: EventsOptions = {}): EventsPlugin {
             registered.undo(error);
             throw error;
           } finally {
-            registered.undo();
             if (lazy === registered) lazy = undefined;
           }
         })();

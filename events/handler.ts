@@ -199,3 +199,22 @@ export function isHandlerDefinition(value: unknown): value is HandlerDefinition 
   return typeof value === "object" && value !== null &&
     (value as HandlerDefinition).kind === "handler" && isTopic((value as HandlerDefinition).topic);
 }
+
+/**
+ * The name a handler goes by in logs and dead letters, and the consumer group it joins: `name`
+ * (else its own name, its `group`, its topic's name), and its `group` option, else that name.
+ * The bus registers handlers under these; the `events()` plugin checks groups with them before
+ * the bus exists.
+ *
+ * @param definition The handler.
+ * @param name The name it was registered under, if any (its file and export).
+ * @returns Its name and its group.
+ */
+export function handlerIdentity(
+  definition: HandlerDefinition,
+  name?: string,
+): { readonly name: string; readonly group: string } {
+  const handlerName = name ?? definition.name ?? definition.options.group ??
+    definition.topic.name;
+  return { name: handlerName, group: definition.options.group ?? handlerName };
+}
