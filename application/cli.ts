@@ -94,7 +94,16 @@ async function writeIfChanged(path: string, text: string, check = false): Promis
   if (check) return true;
   const slash = path.lastIndexOf("/");
   if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
-  await Deno.writeTextFile(path, text);
+  // written beside and renamed over, so a reader (the app's --watch restart, a test) never sees
+  // a truncated or half-written loader
+  const temp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+  try {
+    await Deno.writeTextFile(temp, text);
+    await Deno.rename(temp, path);
+  } catch (error) {
+    await Deno.remove(temp).catch(() => {});
+    throw error;
+  }
   return true;
 }
 
