@@ -18,6 +18,15 @@ export interface InvocationHost {
 
 function noop(): void {}
 
+/**
+ * The `ack` of a manual-ack invocation. Made here, not in the constructor: an arrow function in
+ * the constructor would keep `this` in a context object allocated by every construction, manual
+ * or not.
+ */
+function manualAck(inv: Invocation): () => void {
+  return () => inv._finish(undefined);
+}
+
 /** The message object handed to a handler, plus the consumer's bookkeeping. */
 export class Invocation implements Message {
   readonly payload: unknown;
@@ -62,7 +71,7 @@ export class Invocation implements Message {
     this._delivery = delivery;
     this._start = start;
     this.#host = host;
-    this.ack = manual ? () => this._finish(undefined) : noop;
+    this.ack = manual ? manualAck(this) : noop;
   }
 
   /** Aborts when the handler times out. */

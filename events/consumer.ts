@@ -19,6 +19,7 @@ import {
   type Meter,
   noopMeter,
   runInNewContext,
+  type Scope,
   type Span,
   SPAN_KEY,
   type TimerHandle,
@@ -326,7 +327,13 @@ export class Consumer {
     }
     let result: unknown;
     try {
-      result = runInNewContext(values as unknown as Record<string, unknown>, this.#call, inv);
+      // two arguments: the runtime hands them to the handler's frame with no array or adapter
+      result = runInNewContext(
+        values as unknown as Record<string, unknown>,
+        this.#call,
+        inv,
+        this.#o.definition,
+      );
     } catch (err) {
       inv._finish(toError(err));
       return;
@@ -340,13 +347,27 @@ export class Consumer {
   }
 
   /** Calls the handler (inside the invocation's context). */
-  #call = (inv: Invocation): unknown => {
-    const def = this.#o.definition;
-    const fn = def.fn as (...args: unknown[]) => unknown;
-    if (!def.inject) return fn(inv);
-    const scope = inv._scope = this.#o.container.createScope();
-    return scope.resolveAll(def.inject).then((deps) => fn(deps, inv));
+  #call = (inv: Invocation, def: HandlerDefinition): unknown => {
+    if (!def.inject) return (def.fn as (msg: Invocation) => unknown)(inv);
+    return this.#callInjecting(
+      inv,
+      def.inject,
+      def.fn as (deps: unknown, msg: Invocation) => unknown,
+    );
   };
+
+  /**
+   * Calls a handler that injects, in a DI scope of its own. Apart from `#call`, whose every call
+   * would otherwise allocate a context object for the variables this callback reads.
+   */
+  #callInjecting(
+    inv: Invocation,
+    inject: NonNullable<HandlerDefinition["inject"]>,
+    fn: (deps: unknown, msg: Invocation) => unknown,
+  ): unknown {
+    const scope = inv._scope = this.#o.container.createScope();
+    return scope.resolveAll(inject).then((deps) => fn(deps, inv));
+  }
 
   /** Receives each invocation's outcome (from `Invocation._finish`). */
   readonly #host: InvocationHost = { settle: (inv, error) => this.#settle(inv, error) };
@@ -363,11 +384,7 @@ export class Consumer {
       duration = now - inv._start;
       this.#m.duration.record(duration);
     }
-    if (inv._scope) {
-      inv._scope.dispose().catch((err) =>
-        o.logger.error("event handler scope disposal failed", { error: err })
-      );
-    }
+    if (inv._scope) this.#dispose(inv._scope);
     const d = inv._delivery;
     if (!error) {
       this.#m.success.add(1);
@@ -380,6 +397,16 @@ export class Consumer {
       this.#fail(d, error, duration, false, inv._span);
     }
     this.#release(now);
+  }
+
+  /**
+   * Disposes an invocation's DI scope. Apart from `#settle`, whose every call would otherwise
+   * allocate a context object for the variables this callback reads.
+   */
+  #dispose(scope: Scope): void {
+    scope.dispose().catch((err) =>
+      this.#o.logger.error("event handler scope disposal failed", { error: err })
+    );
   }
 
   /** Frees a slot; `now` is the clock time of the caller, when it read the clock. */

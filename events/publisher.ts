@@ -172,6 +172,8 @@ export function activateBus(bus: EventBus): () => void {
 }
 
 const NO_OPTIONS: PublishOptions = Object.freeze({});
+/** The attributes of an envelope published with none and no user (read-only, shared). */
+const NO_ATTRIBUTES: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 const appBuses = new WeakMap<object, EventBus>();
 
@@ -244,6 +246,25 @@ function optionalString(topicName: string, name: string, value: unknown): string
 }
 
 /**
+ * The application's bus is made on first use: waits in line for it, then publishes on it. Apart
+ * from the publish function, whose every call would otherwise allocate a context object for the
+ * variables these callbacks read.
+ */
+function publishWhenMade<P>(
+  lazy: LazyBus,
+  publish: (payload: P, opts: PublishOptions) => Promise<PublishReceipt>,
+  payload: P,
+  opts: PublishOptions,
+): Promise<PublishReceipt> {
+  return new Promise((resolve, reject) => {
+    lazy.waiting.push((error) =>
+      error === undefined ? publish(payload, opts).then(resolve, reject) : reject(error)
+    );
+    lazy.build().catch(() => {}); // a failure reaches the waiting publishes through undo()
+  });
+}
+
+/**
  * Returns the publish function of a topic.
  *
  * @param t The topic.
@@ -277,15 +298,7 @@ export function getPublisher<S extends SchemaLike>(
   const name = t.name;
   const publish: Publisher<Topic<S>> = (payload, opts = NO_OPTIONS) => {
     const top = options.bus ?? active[active.length - 1];
-    if (top !== undefined && isLazy(top)) {
-      // the application's bus is made on first use: wait in line for it, then publish on it
-      return new Promise((resolve, reject) => {
-        top.waiting.push((error) =>
-          error === undefined ? publish(payload, opts).then(resolve, reject) : reject(error)
-        );
-        top.build().catch(() => {}); // a failure reaches the waiting publishes through undo()
-      });
-    }
+    if (top !== undefined && isLazy(top)) return publishWhenMade(top, publish, payload, opts);
     const bus = top as EventBus | undefined;
     const checked = t.validate(payload);
     if (!checked.ok) {
@@ -303,8 +316,11 @@ export function getPublisher<S extends SchemaLike>(
     let due: DueTime | undefined;
     try {
       const ctx = tryContext<{ traceId?: string; user?: AuthUser }>();
-      const attributes = attributesOf(name, opts.attributes);
       const user = ctx?.user;
+      // none given and no user: the one frozen empty map (saves an object per publish)
+      const attributes = opts.attributes === undefined && !user
+        ? NO_ATTRIBUTES
+        : attributesOf(name, opts.attributes);
       if (user) {
         for (const claim of AUTH_CLAIMS) {
           const v = user[claim];

@@ -24,8 +24,12 @@
 
 /** Holds one value per async frame. */
 export interface AsyncSlot<T> {
-  /** Runs `fn(...args)` with `value` in a new frame (inheriting the other keys of the current one). */
-  run<R, A extends unknown[]>(value: T, fn: (...args: A) => R, ...args: A): R;
+  /**
+   * Runs `fn(a, b)` with `value` in a new frame (inheriting the other keys of the current one).
+   * Two fixed arguments rather than a rest parameter: a rest array passed on to another call
+   * escapes, and costs an allocation per frame (one frame per event handler call).
+   */
+  run<R, A = undefined, B = undefined>(value: T, fn: (a: A, b: B) => R, a?: A, b?: B): R;
   /** The value of the current frame, or `undefined`. */
   get(): T | undefined;
   /** Which implementation is in use (`frame` or `AsyncLocalStorage`). */
@@ -66,7 +70,7 @@ function frameSlot<T>(hooks: Hooks): AsyncSlot<T> {
   const set = hooks.setAsyncContext;
   return {
     kind: "frame",
-    run<R, A extends unknown[]>(value: T, fn: (...args: A) => R, ...args: A): R {
+    run<R, A = undefined, B = undefined>(value: T, fn: (a: A, b: B) => R, a?: A, b?: B): R {
       const previous = get();
       // A plain object literal (a fast one; a null prototype would make a dictionary): the
       // runtime reads frames by own numeric keys only, which the prototype does not hold.
@@ -79,7 +83,7 @@ function frameSlot<T>(hooks: Hooks): AsyncSlot<T> {
           : { ...previous, [KEY]: value },
       );
       try {
-        return fn(...args);
+        return fn(a as A, b as B);
       } finally {
         set(previous);
       }

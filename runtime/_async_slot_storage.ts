@@ -18,7 +18,7 @@ export function storageSlot<T>(): AsyncSlot<T> {
   const storage = new AsyncLocalStorage<T>();
   return {
     kind: "AsyncLocalStorage",
-    run: (value, fn, ...args) => storage.run(value, fn, ...args),
+    run: (value, fn, a, b) => storage.run(value, fn, a!, b!),
     get: () => storage.getStore(),
   };
 }

@@ -181,13 +181,36 @@ export function runInNewContext<R, A extends unknown[] = []>(
   fn: (...args: A) => R,
   ...args: A
 ): R {
+  // Up to two arguments go to the slot one by one: `args` handed on to another call would escape
+  // and be allocated per call (this runs once per event handler call); read by index, the
+  // optimizing compiler drops it. `fn` gets exactly the arguments given.
   const previous = syncStore;
   syncStore = undefined;
+  const call = fn as (...args: unknown[]) => R;
   try {
-    return storage.run(values, fn, ...args);
+    const n = args.length;
+    if (n === 1) return storage.run(values, callWith1, call, args[0]);
+    if (n === 0) return storage.run(values, callWith0, call);
+    if (n === 2) return storage.run(values, call, args[0], args[1]);
+    return storage.run(values, callWithAll, call, args as unknown[]);
   } finally {
     syncStore = previous;
   }
+}
+
+/** Calls `fn` with no argument (for `runInNewContext()`). */
+function callWith0<R>(fn: () => R): R {
+  return fn();
+}
+
+/** Calls `fn` with one argument (for `runInNewContext()`). */
+function callWith1<R>(fn: (a: unknown) => R, a: unknown): R {
+  return fn(a);
+}
+
+/** Calls `fn` with `args` spread (for `runInNewContext()` with three or more). */
+function callWithAll<R>(fn: (...args: unknown[]) => R, args: unknown[]): R {
+  return fn(...args);
 }
 
 /**

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   resumeContext,
   runInContext,
+  runInNewContext,
   runInSyncContext,
   tryContext,
   useContext,
@@ -164,4 +165,23 @@ Deno.test("runInSyncContext() inside an async scope is the innermost scope until
     await Promise.resolve();
     assert.equal(id(), "outer");
   });
+});
+
+Deno.test("runInNewContext() passes its arguments to fn, however many, in a scope of its values only", async () => {
+  const seen: unknown[] = [];
+  await runInContext({ user: "ann" }, async () => {
+    const join = (...xs: number[]) => `${useContext().eventTopic}:${xs.join(",")}`;
+    seen.push(runInNewContext({ eventTopic: "a" }, join));
+    seen.push(runInNewContext({ eventTopic: "b" }, join, 1));
+    seen.push(runInNewContext({ eventTopic: "c" }, (x: number, y: number) => `${x + y}`, 1, 2));
+    seen.push(runInNewContext({ eventTopic: "d" }, join, 1, 2, 3, 4));
+    seen.push(
+      await runInNewContext({ eventTopic: "e" }, async (x: number) => {
+        await new Promise((r) => setTimeout(r, 1));
+        return `${Object.keys(useContext()).join()}:${x}`;
+      }, 5),
+    );
+    seen.push(useContext().user);
+  });
+  assert.deepEqual(seen, ["a:", "b:1", "3", "d:1,2,3,4", "eventTopic:5", "ann"]);
 });

@@ -253,8 +253,11 @@ export class MemoryBroker implements Transport {
       return "accepted";
     }
     for (let tried = 0; tried < n; tried++) {
-      const instance = group.instances[group.next % n];
-      group.next = (group.next + 1) % n;
+      // round robin by comparison, not modulo (two integer divisions per message); `next` is
+      // past the end only after an instance left
+      const at = group.next < n ? group.next : group.next % n;
+      const instance = group.instances[at];
+      group.next = at + 1 < n ? at + 1 : 0;
       const admission = this.#offer(group, instance, envelope, attempt, duplicate, validatedBy);
       if (admission !== "rejected") return admission;
     }
