@@ -1,15 +1,47 @@
 /**
- * The one entry into the bus that the publisher's path calls, with the type of what a publish
- * returns. `event_bus.ts` sets it when it loads, so the publisher (in the graph of
- * `@fw/events/core`) does not import the bus, its consumers and tracing: in production they load
- * with the first publish (see `events_plugin.ts`), and the publisher only reaches this entry with
- * a bus in hand.
+ * The one entry into the bus that the publisher calls, with the types of a publish's options and
+ * of what it returns. `_publish.ts` (the publish path: attributes, envelope, delays) sets it when
+ * it loads, and `event_bus.ts` imports `_publish.ts`; so the publisher (in the graph of
+ * `@fw/events/core`) imports neither the bus, its consumers and tracing nor the publish path: in
+ * production they load with the first publish (see `events_plugin.ts`), and the publisher only
+ * reaches this entry with a bus in hand.
  *
  * @module
  */
 
-import type { Validator } from "@fw/runtime";
-import type { Envelope } from "./envelope.ts";
+import type { Topic } from "./topic.ts";
+
+/** Publish options. */
+export interface PublishOptions {
+  /** Message id (default a random UUID). */
+  messageId?: string;
+  /** Ordering/partition key. */
+  key?: string;
+  /** De-duplication key: repeats within the transport's window are dropped. */
+  dedupeKey?: string;
+  /** String attributes; keys starting with `auth.` are ignored. */
+  attributes?: Record<string, string>;
+  /** Explicit trace id; wins over the inherited one. */
+  traceId?: string;
+  /**
+   * An open transaction to publish in (the outbox pattern), for a transport that supports it
+   * (`sqlTransport` from `@fw/events/sql`: the `tx` of postgres.js `sql.begin`). The message is
+   * stored in that transaction, so it is delivered only if the transaction commits. Other
+   * transports reject the option.
+   */
+  tx?: unknown;
+  /**
+   * Deliver no earlier than this many ms from now. The message is stored at once, then handed
+   * to handlers once it is due (retries, filters and dead letters as usual). At most one of
+   * `delay` and `deliverAt`; at most the transport's `capabilities.maxDelay` ahead.
+   */
+  delay?: number;
+  /**
+   * Deliver no earlier than this time (a `Date` or ms since the epoch); a time already past means
+   * now. At most one of `delay` and `deliverAt`.
+   */
+  deliverAt?: Date | number;
+}
 
 /** What a publish returns. */
 export interface PublishReceipt {
@@ -19,26 +51,25 @@ export interface PublishReceipt {
   readonly traceId: string;
 }
 
-/** Publishes a built envelope on a bus, given the validator that produced its payload. */
-export type PublishValidated = (
+/** Validates `payload` against `topic` and publishes it on `bus` (an `EventBus`). */
+export type PublishOnBus = (
   bus: object,
-  envelope: Envelope,
-  validator: Validator<unknown>,
+  topic: Topic,
+  payload: unknown,
+  options: PublishOptions,
 ) => Promise<PublishReceipt>;
 
 /**
- * Internal to `@fw/events` (the publisher's path): `EventBus.publishEnvelope` with no options, for
- * an envelope the publisher built around a payload `validator` produced, which no one else holds.
- * An in-process transport tells its consumers, which then copy the payload instead of validating
- * it again. Set by `event_bus.ts` when it loads (before any bus exists).
+ * Internal to `@fw/events` (the publisher's path): what a publisher does once it has a bus. Set
+ * by `_publish.ts` when it loads (`event_bus.ts` imports it, so before any bus exists).
  */
-export let publishValidated: PublishValidated;
+export let publishOnBus: PublishOnBus;
 
 /**
- * Sets {@linkcode publishValidated} (called once, by `event_bus.ts`).
+ * Sets {@linkcode publishOnBus} (called once, by `_publish.ts`).
  *
- * @param fn The bus's entry.
+ * @param fn The publish path.
  */
-export function setPublishValidated(fn: PublishValidated): void {
-  publishValidated = fn;
+export function setPublishOnBus(fn: PublishOnBus): void {
+  publishOnBus = fn;
 }

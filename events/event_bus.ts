@@ -26,7 +26,8 @@ import { handlerIdentity } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
 import { createTransportRouter, type RouteRule, type TransportRouter } from "./routing.ts";
 import type { DeadLetter, Transport, TransportPublishOptions } from "./transport.ts";
-import { type PublishReceipt, setPublishValidated } from "./_publish_hook.ts";
+import type { PublishReceipt } from "./_publish_hook.ts";
+import { setPublishValidated } from "./_publish.ts";
 
 export type { PublishReceipt };
 
@@ -124,7 +125,8 @@ export class EventBus {
   #started = false;
 
   static {
-    // the publisher's path (`_publish_hook.ts`): the publisher does not import the bus
+    // the publish path (`_publish.ts`, which sets the publisher's entry in `_publish_hook.ts`):
+    // the publisher imports neither it nor the bus
     setPublishValidated((bus, envelope, validator) =>
       (bus as EventBus).#publishEnvelope(envelope, validator)
     );

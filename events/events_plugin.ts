@@ -38,15 +38,10 @@ import type { ScheduleDefinition } from "./schedule/schedule_types.ts";
 import type { Scheduler } from "./schedule/scheduler.ts";
 import { type LocalBroker, serveLocalBroker } from "./transports/http_broker/_local_server.ts";
 import type { MemoryBroker } from "./transports/memory_broker.ts";
-import {
-  activateBus,
-  activateLazyBus,
-  attachBus,
-  busNeeded,
-  type LazyActivation,
-} from "./publisher.ts";
+import { activateLazyBus, busNeeded, type LazyActivation } from "./publisher.ts";
 import { createTransportRouter, type RouteRule } from "./routing.ts";
 import type { Transport } from "./transport.ts";
+import type { Wiring } from "./_wire.ts";
 import type { EventServerTransportOptions } from "./transports/eventserver/eventserver.ts";
 // The scheduler, the HTTP broker client and the managed Event Server transport load with
 // `await import()` when the options call for them (with the unstable `lazy-dynamic-imports`, Deno
@@ -279,9 +274,9 @@ export function events(options: EventsOptions = {}): EventsPlugin {
   checkTransportName(options);
   checkOptions(options);
   let managed: Transport | undefined; // the "eventserver" transport, made once at first warmup
-  let bus: EventBus | undefined;
-  let scheduler: Scheduler | undefined;
-  let broker: MemoryBroker | undefined;
+  // the bus, the broker and the scheduler, set by `_wire.ts` as it makes them
+  const made: Wiring = {};
+  let wiring: typeof import("./_wire.ts") | undefined;
   let local: LocalBroker | undefined;
   let deactivate: (() => void) | undefined;
   const folder = options.scanFolder ?? "events";
@@ -292,48 +287,23 @@ export function events(options: EventsOptions = {}): EventsPlugin {
   let building: Promise<void> | undefined;
   let lazy: LazyActivation | undefined;
 
-  /** Makes the bus (and the in-process broker when no transport is given) and adds handlers. */
+  /**
+   * Makes the bus (and the in-process broker when no transport is given) and adds handlers
+   * (`_wire.ts`, loaded here with the bus's modules).
+   */
   async function wire(
     ctx: AppContext,
     given: Readonly<Record<string, Transport>> | undefined,
     found: Array<[string | undefined, HandlerDefinition]>,
     timed: Array<[string | undefined, ScheduleDefinition]>,
   ): Promise<void> {
-    let transports = given;
-    let Bus: typeof EventBus;
-    if (transports === undefined) {
+    if (given === undefined) {
       const parts = await import("./_in_process.ts");
-      Bus = parts.EventBus;
-      broker = new parts.MemoryBroker({
-        clock: ctx.clock,
-        logger: ctx.logger,
-        meter: ctx.meter,
-        simulateDuplicates: options.simulateDuplicates ?? false,
-        ...(options.deadLetterLimit !== undefined
-          ? { deadLetterLimit: options.deadLetterLimit }
-          : {}),
-        ...(options.random ? { random: options.random } : {}),
-      });
-      transports = { memory: broker };
-    } else Bus = (await import("./event_bus.ts")).EventBus;
-    const services = {
-      transports,
-      defaultTransport: options.defaultTransport,
-      clock: ctx.clock,
-      logger: ctx.logger,
-      meter: ctx.meter,
-      ...(ctx.tracer ? { tracer: ctx.tracer } : {}),
-      container: ctx.container,
-      ...(options.random ? { random: options.random } : {}),
-    };
-    const made = bus = new Bus({ ...services, routes: options.routes });
-    for (const [source, def] of found) {
-      await made.add(def, def.name ?? source ?? undefined, source);
-    }
-    if (timed.length > 0) {
-      const { Scheduler } = await import("./schedule/scheduler.ts");
-      scheduler = new Scheduler(services);
-      for (const [source, def] of timed) scheduler.add(def, source);
+      wiring = parts;
+      await parts.wire(ctx, options, made, undefined, found, timed, parts.MemoryBroker);
+    } else {
+      wiring = await import("./_wire.ts");
+      await wiring.wire(ctx, options, made, given, found, timed);
     }
   }
 
@@ -362,41 +332,31 @@ export function events(options: EventsOptions = {}): EventsPlugin {
   /** Starts the bus and the scheduler and makes publishers use the bus. */
   async function activate(
     ctx: AppContext,
-    use: (bus: EventBus) => () => void = activateBus,
+    use?: (bus: EventBus) => () => void,
   ): Promise<void> {
-    await bus!.start();
-    await scheduler?.start();
-    const undoActive = use(bus!);
-    const detach = attachBus(ctx.container, bus!);
-    const detachScheduler = scheduler &&
-      (await import("./schedule/scheduler.ts")).attachScheduler(ctx.container, scheduler);
-    deactivate = () => {
-      undoActive();
-      detach();
-      detachScheduler?.();
-    };
+    deactivate = await wiring!.activate(ctx, made, use);
   }
 
   const plugin: EventsPlugin = {
     name: "events",
     options,
     get bus() {
-      return bus;
+      return made.bus;
     },
     get scheduler() {
-      return scheduler;
+      return made.scheduler;
     },
     get broker() {
-      return broker;
+      return made.broker;
     },
     get localBroker() {
       return local;
     },
     deadLetters(o) {
-      return bus ? bus.deadLetters(o) : Promise.resolve([]);
+      return made.bus ? made.bus.deadLetters(o) : Promise.resolve([]);
     },
     redrive(ids) {
-      return bus ? bus.redrive(ids) : Promise.resolve(0);
+      return made.bus ? made.bus.redrive(ids) : Promise.resolve(0);
     },
     async warmup(ctx: AppContext) {
       let transports: Readonly<Record<string, Transport>> | undefined;
@@ -456,7 +416,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
     async start(ctx: AppContext) {
       const found = lazyFound;
       if (found === undefined) {
-        if (broker) serveLocal(ctx, broker);
+        if (made.broker) serveLocal(ctx, made.broker);
         await activate(ctx);
         return;
       }
@@ -475,7 +435,7 @@ export function events(options: EventsOptions = {}): EventsPlugin {
           }
         })();
       lazy = activateLazyBus(make);
-      serveLocal(ctx, () => make().then(() => broker!));
+      serveLocal(ctx, () => make().then(() => made.broker!));
     },
     async stop() {
       lazy?.undo();
@@ -485,8 +445,8 @@ export function events(options: EventsOptions = {}): EventsPlugin {
       deactivate = undefined;
       await local?.close();
       local = undefined;
-      await scheduler?.stop();
-      await bus?.stop();
+      await made.scheduler?.stop();
+      await made.bus?.stop();
     },
   };
   return plugin;

@@ -11,48 +11,12 @@
  * @module
  */
 
-import { type AuthUser, tryContext, ValidationException } from "@fw/runtime";
-import type { SchemaLike, Validator } from "@fw/runtime";
-import { type Envelope, newMessageId, newTraceId } from "./envelope.ts";
+import { type SchemaLike, ValidationException } from "@fw/runtime";
 import type { EventBus } from "./event_bus.ts";
-import { type PublishReceipt, publishValidated } from "./_publish_hook.ts";
-
-export type { PublishReceipt };
+import { publishOnBus, type PublishOptions, type PublishReceipt } from "./_publish_hook.ts";
 import { isTopic, type PayloadOf, type Topic } from "./topic.ts";
-import { checkMaxDelay, type DueTime, dueTime } from "./schedule/_delay.ts";
-import type { TransportPublishOptions } from "./transport.ts";
 
-/** Publish options. */
-export interface PublishOptions {
-  /** Message id (default a random UUID). */
-  messageId?: string;
-  /** Ordering/partition key. */
-  key?: string;
-  /** De-duplication key: repeats within the transport's window are dropped. */
-  dedupeKey?: string;
-  /** String attributes; keys starting with `auth.` are ignored. */
-  attributes?: Record<string, string>;
-  /** Explicit trace id; wins over the inherited one. */
-  traceId?: string;
-  /**
-   * An open transaction to publish in (the outbox pattern), for a transport that supports it
-   * (`sqlTransport` from `@fw/events/sql`: the `tx` of postgres.js `sql.begin`). The message is
-   * stored in that transaction, so it is delivered only if the transaction commits. Other
-   * transports reject the option.
-   */
-  tx?: unknown;
-  /**
-   * Deliver no earlier than this many ms from now. The message is stored at once, then handed
-   * to handlers once it is due (retries, filters and dead letters as usual). At most one of
-   * `delay` and `deliverAt`; at most the transport's `capabilities.maxDelay` ahead.
-   */
-  delay?: number;
-  /**
-   * Deliver no earlier than this time (a `Date` or ms since the epoch); a time already past means
-   * now. At most one of `delay` and `deliverAt`.
-   */
-  deliverAt?: Date | number;
-}
+export type { PublishOptions, PublishReceipt };
 
 /** The function returned by {@linkcode getPublisher}. */
 export type Publisher<T extends Topic> = (
@@ -172,8 +136,6 @@ export function activateBus(bus: EventBus): () => void {
 }
 
 const NO_OPTIONS: PublishOptions = Object.freeze({});
-/** The attributes of an envelope published with none and no user (read-only, shared). */
-const NO_ATTRIBUTES: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 const appBuses = new WeakMap<object, EventBus>();
 
@@ -212,37 +174,6 @@ export function busOf(container: object): EventBus | undefined {
 export function activeBus(): EventBus | undefined {
   const top = active[active.length - 1];
   return top === undefined || isLazy(top) ? undefined : top;
-}
-
-const AUTH_CLAIMS = ["sub", "email", "azp", "client_id"] as const;
-
-function attributesOf(topicName: string, given: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (given === undefined) return out;
-  if (typeof given !== "object" || given === null || Array.isArray(given)) {
-    throw new TypeError(
-      `Invalid publish option "attributes" for topic "${topicName}": expected a map of strings`,
-    );
-  }
-  for (const [k, v] of Object.entries(given)) {
-    if (typeof v !== "string") {
-      throw new TypeError(
-        `Invalid publish attribute "${k}" for topic "${topicName}": expected a string, got ${typeof v}`,
-      );
-    }
-    if (!k.startsWith("auth.")) out[k] = v;
-  }
-  return out;
-}
-
-function optionalString(topicName: string, name: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" || value === "") {
-    throw new TypeError(
-      `Invalid publish option "${name}" for topic "${topicName}": expected a non-empty string`,
-    );
-  }
-  return value;
 }
 
 /**
@@ -299,85 +230,17 @@ export function getPublisher<S extends SchemaLike>(
   const publish: Publisher<Topic<S>> = (payload, opts = NO_OPTIONS) => {
     const top = options.bus ?? active[active.length - 1];
     if (top !== undefined && isLazy(top)) return publishWhenMade(top, publish, payload, opts);
-    const bus = top as EventBus | undefined;
-    const checked = t.validate(payload);
-    if (!checked.ok) {
-      bus?.publishCounters(name).error.add(1);
-      return Promise.reject(new ValidationException(checked.errors));
-    }
-    if (!bus) {
+    if (top === undefined) {
+      const checked = t.validate(payload);
+      if (!checked.ok) return Promise.reject(new ValidationException(checked.errors));
       return Promise.reject(
         new Error(
           `Cannot publish to topic "${name}": no events() plugin is running (start the application, or pass { bus })`,
         ),
       );
     }
-    let envelope: Envelope;
-    let due: DueTime | undefined;
-    try {
-      const ctx = tryContext<{ traceId?: string; user?: AuthUser }>();
-      const user = ctx?.user;
-      // none given and no user: the one frozen empty map (saves an object per publish)
-      const attributes = opts.attributes === undefined && !user
-        ? NO_ATTRIBUTES
-        : attributesOf(name, opts.attributes);
-      if (user) {
-        for (const claim of AUTH_CLAIMS) {
-          const v = user[claim];
-          if (typeof v === "string" && v) attributes[`auth.${claim}`] = v;
-        }
-      }
-      const traceId = optionalString(name, "traceId", opts.traceId) ??
-        (typeof ctx?.traceId === "string" && ctx.traceId ? ctx.traceId : newTraceId());
-      envelope = {
-        id: optionalString(name, "messageId", opts.messageId) ?? newMessageId(),
-        topic: name,
-        payload: checked.value,
-        attributes,
-        traceId,
-        publishedAt: bus.clock.now(),
-      };
-      const key = optionalString(name, "key", opts.key);
-      if (key !== undefined) envelope.key = key;
-      const dedupeKey = optionalString(name, "dedupeKey", opts.dedupeKey);
-      if (dedupeKey !== undefined) envelope.dedupeKey = dedupeKey;
-      if (t.channel !== undefined) envelope.channel = t.channel;
-      if (t.version !== undefined) envelope.version = t.version;
-      if (opts.delay !== undefined || opts.deliverAt !== undefined) {
-        due = dueTime(name, opts.delay, opts.deliverAt, envelope.publishedAt);
-        if (due !== undefined) {
-          const transport = bus.transportName(name, t.channel);
-          const { capabilities } = bus.transports[transport];
-          checkMaxDelay(name, due, envelope.publishedAt, transport, capabilities);
-        }
-      }
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return publishOn(bus, envelope, t.validate as Validator<unknown>, opts.tx, due);
+    // the publish path (`_publish.ts`) loaded with the bus's module
+    return publishOnBus(top, t, payload, opts);
   };
   return publish;
-}
-
-/**
- * Hands a built envelope to the bus, with the options the publish asked for; with none, tells
- * the bus which validator produced the payload (an in-process transport's consumers then copy it
- * instead of validating it again).
- */
-function publishOn(
-  bus: EventBus,
-  envelope: Envelope,
-  validator: Validator<unknown>,
-  tx: TransportPublishOptions["tx"],
-  due: DueTime | undefined,
-): Promise<PublishReceipt> {
-  if (due !== undefined) {
-    return bus.publishEnvelope(
-      envelope,
-      tx === undefined ? { deliverAt: due.deliverAt } : { tx, deliverAt: due.deliverAt },
-    );
-  }
-  return tx === undefined
-    ? publishValidated(bus, envelope, validator)
-    : bus.publishEnvelope(envelope, { tx });
 }

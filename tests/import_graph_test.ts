@@ -101,7 +101,20 @@ Deno.test("importing @fw/events/core loads no bus, consumer or transport until t
   assert.ok(loaded.some((s) => s.endsWith("/events/publisher.ts")), "graph was read");
   // the publisher reaches the bus through `_publish_hook.ts`: the bus, its consumers and their
   // tracing load with the bus (at warmup, or in production with the first publish)
-  for (const name of ["event_bus.ts", "consumer.ts", "_tracing.ts", "_invocation.ts"]) {
+  // the publish path once a bus exists (`_publish.ts`, with the envelope and delay helpers) and
+  // the plugin's wiring of the bus (`_wire.ts`) load with the bus too
+  for (
+    const name of [
+      "event_bus.ts",
+      "consumer.ts",
+      "_tracing.ts",
+      "_invocation.ts",
+      "_publish.ts",
+      "envelope.ts",
+      "schedule/_delay.ts",
+      "_wire.ts",
+    ]
+  ) {
     assert.ok(!loaded.some((s) => s.endsWith(`/events/${name}`)), `${name} is not loaded`);
   }
   assert.deepEqual(
@@ -111,7 +124,7 @@ Deno.test("importing @fw/events/core loads no bus, consumer or transport until t
     ],
   );
   const all = await graph("../events/core.ts", true);
-  for (const name of ["event_bus.ts", "consumer.ts", "_in_process.ts"]) {
+  for (const name of ["event_bus.ts", "consumer.ts", "_in_process.ts", "_publish.ts", "_wire.ts"]) {
     assert.ok(all.some((s) => s.endsWith(`/events/${name}`)), `${name} is reachable`);
   }
 });
