@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { HttpSettings, RequestInfo } from "@fw/runtime";
-import { clientFacts, compileTrustProxy, parseForwarded, parseIp } from "./_proxy.ts";
+import { clientFacts, parseForwarded } from "./_proxy.ts";
+import { compileTrustProxy, parseIp } from "./_trust_proxy.ts";
 import { endpoint } from "./endpoint.ts";
 import { http } from "./http.ts";
 import { makeApp } from "./testdata/policy_app.ts";

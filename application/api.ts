@@ -20,8 +20,6 @@ import {
   toSchemaNode,
 } from "@fw/runtime";
 import { compileEndpoint } from "./compile_endpoint.ts";
-import { loadStreams } from "./streams/_load.ts";
-import { loadPolicies } from "./policies/_load.ts";
 import { hasPolicies } from "./policies/_hook.ts";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
@@ -296,8 +294,11 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       }
       // the stream code (SSE, WebSocket) and the route policies load only when a route needs them
       const endpoints = found.map((r) => r.definition).filter(isEndpoint);
-      if (endpoints.some((d) => d.mode !== "unary")) await loadStreams();
-      if (endpoints.some((d) => hasPolicies(d.meta))) await loadPolicies();
+      // (loading them installs their compiler in the hook compileEndpoint() reads)
+      if (endpoints.some((d) => d.mode !== "unary")) await import("./streams/compile_stream.ts");
+      if (endpoints.some((d) => hasPolicies(d.meta))) {
+        await import("./policies/_route_policies.ts");
+      }
       for (const r of found) {
         const handler = compileEndpoint(r.definition, {
           method: r.method,

@@ -8,7 +8,7 @@
  */
 
 import type { AppContext, Plugin, RequestInfo, ServerInfo } from "@fw/runtime";
-import { compileTrustProxy, type ProxyTrust, type TrustProxyOption } from "./_proxy.ts";
+import type { ProxyTrust, TrustProxyOption } from "./_proxy.ts";
 import { checkHealth, type HealthOptions, healthResponse, type HealthSettings } from "./_health.ts";
 
 export type { TrustProxyOption } from "./_proxy.ts";
@@ -95,7 +95,15 @@ function duration(name: string, value: number | undefined, fallback: number): nu
   return ms;
 }
 
-function check(options: HttpOptions, portEnv: string | undefined): Settings {
+/**
+ * Checks the options in order and resolves them. `compileTrust` (from `_trust_proxy.ts`) is
+ * given when the `trustProxy` option is set.
+ */
+function check(
+  options: HttpOptions,
+  portEnv: string | undefined,
+  compileTrust?: (option: unknown) => ProxyTrust | undefined,
+): Settings {
   const port = options.port ?? (portEnv !== undefined ? Number(portEnv) : 8000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new TypeError(
@@ -118,7 +126,7 @@ function check(options: HttpOptions, portEnv: string | undefined): Settings {
     port,
     hostname,
     maxBodyBytes,
-    proxyTrust: compileTrustProxy(options.trustProxy),
+    proxyTrust: compileTrust?.(options.trustProxy),
     signals: options.signals !== false,
     shutdownTimeoutMs: duration("shutdownTimeoutMs", options.shutdownTimeoutMs, 10_000),
     bodyTimeoutMs: duration("bodyTimeoutMs", options.bodyTimeoutMs, 30_000),
@@ -172,13 +180,23 @@ export function http(options: HttpOptions = {}): Plugin {
   return {
     name: "http",
     setup(ctx: AppContext) {
-      settings = check(options, ctx.env("PORT"));
-      ctx.setHttp({
-        maxBodyBytes: settings.maxBodyBytes,
-        trustProxy: settings.proxyTrust !== undefined,
-        proxyTrust: settings.proxyTrust,
-        bodyTimeoutMs: settings.bodyTimeoutMs,
-      });
+      const apply = (checked: Settings) => {
+        settings = checked;
+        ctx.setHttp({
+          maxBodyBytes: settings.maxBodyBytes,
+          trustProxy: settings.proxyTrust !== undefined,
+          proxyTrust: settings.proxyTrust,
+          bodyTimeoutMs: settings.bodyTimeoutMs,
+        });
+      };
+      const trust = options.trustProxy;
+      if (trust === undefined || trust === false || trust === 0) {
+        return apply(check(options, ctx.env("PORT")));
+      }
+      // the address and range parsing loads only when the option is given
+      return import("./_trust_proxy.ts").then(({ compileTrustProxy }) =>
+        apply(check(options, ctx.env("PORT"), compileTrustProxy))
+      );
     },
     start(ctx: AppContext) {
       let info: ServerInfo = { hostname: settings.hostname, port: settings.port, url: "" };

@@ -145,7 +145,6 @@ Deno.test("importing @fw/application loads no stream or policy code until a rout
     [
       "_auth.ts",
       "_hook.ts",
-      "_load.ts",
       "_options.ts",
       "oauth.ts",
       "rate_limit_store.ts",
@@ -154,7 +153,7 @@ Deno.test("importing @fw/application loads no stream or policy code until a rout
   // only the registry and option types: the SSE and WebSocket code loads at warmup, on demand
   assert.deepEqual(
     loaded.filter((s) => s.includes("/application/streams/")).map((s) => s.split("/").pop()),
-    ["_load.ts", "_registry.ts"],
+    ["_registry.ts"],
   );
   const all = await graph("../application/mod.ts", true);
   for (const name of ["compile_stream.ts", "sse.ts", "websocket.ts"]) {

@@ -1,7 +1,7 @@
 /**
  * What the endpoint compilers and the dispatcher need of the route policies without loading
  * them: whether a route declares one, the hook through which the policies are built once their
- * code is loaded (`loadPolicies()` in `_load.ts`, which `api()` calls at warmup when a route
+ * code is loaded (`_route_policies.ts`, which `api()` imports at warmup when a route
  * declares a policy), and the preflight map.
  *
  * @module
@@ -55,5 +55,5 @@ export type PolicyCompiler = new (
   stream: boolean,
 ) => CompiledPolicies;
 
-/** The policy compiler, installed by `_route_policies.ts` when it is loaded (`loadPolicies()`). */
+/** The policy compiler, installed by `_route_policies.ts` when it is loaded (`api()` imports it at warmup). */
 export const policyCompiler: LatePart<PolicyCompiler> = new LatePart("policy");

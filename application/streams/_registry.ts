@@ -2,7 +2,7 @@
  * The registry of open stream connections that `Application.stop()` closes before the server
  * drains, and the hook through which `compileEndpoint()` reaches the stream compiler. Kept apart
  * from the stream code so that an application without stream routes never loads it: `api()`
- * calls `loadStreams()` (`_load.ts`) at warmup only when a route is a stream.
+ * imports `compile_stream.ts` at warmup only when a route is a stream.
  *
  * @module
  */
@@ -63,5 +63,5 @@ export type StreamCompiler = (
   options: CompileEndpointOptions,
 ) => RouteHandler;
 
-/** The stream compiler, installed by `compile_stream.ts` when it is loaded (`loadStreams()`). */
+/** The stream compiler, installed by `compile_stream.ts` when it is loaded (`api()` imports it at warmup). */
 export const streamCompiler: LatePart<StreamCompiler> = new LatePart("stream");

@@ -21,8 +21,7 @@ import {
   tryContext,
 } from "@fw/runtime";
 import { matchedRoute, streamSpans } from "../_route_info.ts";
-import { pathOf, urlOf } from "../_dispatch.ts";
-import { setTraceId } from "../_trace.ts";
+import { pathOf, setTraceId, urlOf } from "../_dispatch.ts";
 
 /** What the middleware records. */
 export interface HttpTelemetry {
