@@ -30,11 +30,14 @@ export interface GetPublisherOptions {
   bus?: EventBus;
 }
 
-/** A bus registered to be made on first use ({@linkcode activateLazyBus}). */
-interface LazyBus {
-  readonly build: () => Promise<unknown>;
+/**
+ * A bus registered to be made on first use ({@linkcode activateLazyBus}); a class, so that a
+ * publish tells it from a bus with `instanceof`.
+ */
+class LazyBus {
   /** Publishes waiting for the bus, in call order: each runs once it is there (or fails). */
-  readonly waiting: Array<(error?: unknown) => void>;
+  readonly waiting: Array<(error?: unknown) => void> = [];
+  constructor(readonly build: () => Promise<unknown>) {}
 }
 
 // The started applications' buses, most recent last; one not made yet stands as a LazyBus.
@@ -61,12 +64,6 @@ export interface LazyActivation {
   undo(error?: unknown): void;
 }
 
-const lazyEntries = new WeakSet<object>();
-
-function isLazy(entry: EventBus | LazyBus): entry is LazyBus {
-  return lazyEntries.has(entry);
-}
-
 function remove(entry: EventBus | LazyBus): void {
   const i = active.lastIndexOf(entry);
   if (i >= 0) active.splice(i, 1);
@@ -82,8 +79,7 @@ function remove(entry: EventBus | LazyBus): void {
  * @returns The functions that replace or remove the registration.
  */
 export function activateLazyBus(build: () => Promise<unknown>): LazyActivation {
-  const entry: LazyBus = { build, waiting: [] };
-  lazyEntries.add(entry);
+  const entry = new LazyBus(build);
   active.push(entry);
   const flush = (error?: unknown) => {
     for (const run of entry.waiting.splice(0)) run(error);
@@ -173,7 +169,7 @@ export function busOf(container: object): EventBus | undefined {
  */
 export function activeBus(): EventBus | undefined {
   const top = active[active.length - 1];
-  return top === undefined || isLazy(top) ? undefined : top;
+  return top instanceof LazyBus ? undefined : top;
 }
 
 /**
@@ -229,7 +225,7 @@ export function getPublisher<S extends SchemaLike>(
   const name = t.name;
   const publish: Publisher<Topic<S>> = (payload, opts = NO_OPTIONS) => {
     const top = options.bus ?? active[active.length - 1];
-    if (top !== undefined && isLazy(top)) return publishWhenMade(top, publish, payload, opts);
+    if (top instanceof LazyBus) return publishWhenMade(top, publish, payload, opts);
     if (top === undefined) {
       const checked = t.validate(payload);
       if (!checked.ok) return Promise.reject(new ValidationException(checked.errors));
