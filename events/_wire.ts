@@ -1,8 +1,8 @@
 /**
- * What the `events()` plugin does once it makes its bus: build the bus (and the in-process
- * broker when no transport is given), add the handlers and schedules, then start them and make
- * publishers use the bus. It loads with the bus (`_in_process.ts`, or by itself with explicit
- * transports): at warmup, or in production on the in-process broker on first use, so
+ * What the `events()` plugin does once it makes its bus: build the bus over its transports
+ * (`_in_process.ts` makes the in-process broker first), add the handlers and schedules, then start
+ * them and make publishers use the bus. It loads with the bus (through `_in_process.ts`, or by
+ * itself with explicit transports): at warmup, or in production on the in-process broker on first use, so
  * `@fw/events/core` does not load it.
  *
  * @module
@@ -40,40 +40,23 @@ export interface Wiring {
 }
 
 /**
- * Makes the bus (and the in-process broker when `given` is undefined) and adds handlers and
- * schedules.
+ * Makes the bus over `transports` and adds handlers and schedules.
  *
  * @param ctx The application's context.
  * @param options The plugin's options.
- * @param into Where the bus, broker and scheduler go, as each is made.
- * @param given The transports, or undefined for the in-process broker.
+ * @param into Where the bus and scheduler go, as each is made.
+ * @param transports The transports.
  * @param found The handlers, with their sources.
  * @param timed The schedules, with their sources.
- * @param Broker The in-process broker's class (needed when `given` is undefined).
  */
 export async function wire(
   ctx: AppContext,
   options: WireOptions,
   into: Wiring,
-  given: Readonly<Record<string, Transport>> | undefined,
+  transports: Readonly<Record<string, Transport>>,
   found: ReadonlyArray<[string | undefined, HandlerDefinition]>,
   timed: ReadonlyArray<[string | undefined, ScheduleDefinition]>,
-  Broker?: typeof MemoryBroker,
 ): Promise<void> {
-  let transports = given;
-  if (transports === undefined) {
-    const broker = into.broker = new Broker!({
-      clock: ctx.clock,
-      logger: ctx.logger,
-      meter: ctx.meter,
-      simulateDuplicates: options.simulateDuplicates ?? false,
-      ...(options.deadLetterLimit !== undefined
-        ? { deadLetterLimit: options.deadLetterLimit }
-        : {}),
-      ...(options.random ? { random: options.random } : {}),
-    });
-    transports = { memory: broker };
-  }
   const services = {
     transports,
     defaultTransport: options.defaultTransport,

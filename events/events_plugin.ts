@@ -276,7 +276,8 @@ export function events(options: EventsOptions = {}): EventsPlugin {
   let managed: Transport | undefined; // the "eventserver" transport, made once at first warmup
   // the bus, the broker and the scheduler, set by `_wire.ts` as it makes them
   const made: Wiring = {};
-  let wiring: typeof import("./_wire.ts") | undefined;
+  // the module that made the bus (`_in_process.ts` or `_wire.ts`): its `activate()` starts it
+  let wiring: { activate: typeof import("./_wire.ts").activate } | undefined;
   let local: LocalBroker | undefined;
   let deactivate: (() => void) | undefined;
   const folder = options.scanFolder ?? "events";
@@ -298,12 +299,11 @@ export function events(options: EventsOptions = {}): EventsPlugin {
     timed: Array<[string | undefined, ScheduleDefinition]>,
   ): Promise<void> {
     if (given === undefined) {
-      const parts = await import("./_in_process.ts");
-      wiring = parts;
-      await parts.wire(ctx, options, made, undefined, found, timed, parts.MemoryBroker);
+      const inProcess = wiring = await import("./_in_process.ts");
+      await inProcess.wireInProcess(ctx, options, made, found, timed);
     } else {
-      wiring = await import("./_wire.ts");
-      await wiring.wire(ctx, options, made, given, found, timed);
+      const explicit = wiring = await import("./_wire.ts");
+      await explicit.wire(ctx, options, made, given, found, timed);
     }
   }
 
