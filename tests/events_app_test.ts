@@ -105,6 +105,14 @@ Deno.test("example app: POST /orders publishes; handlers see the request's trace
 
 const Ping = topic("routing.ping", { n: Int });
 
+/** An in-process `events()` with one handler of `Ping`, no scan and (by default) no local broker. */
+const pingEvents = (onPing: (n: number) => void = () => {}, brokerPort: 0 | false = false) =>
+  events({
+    autoScan: false,
+    brokerPort,
+    handlers: [handler(Ping).handle((m) => onPing(m.payload.n))],
+  });
+
 Deno.test("events() routes by channel first, then match, then defaultTransport", async () => {
   const a = new MemoryBroker(), b = new MemoryBroker(), c = new MemoryBroker();
   const Billing = topic("orders.billed", { n: Int }, { channel: "billing" });
@@ -220,12 +228,7 @@ Deno.test("events() warns and carries on in-process when the broker port is take
 
 Deno.test("events() in production on the in-process broker makes its bus on first use: a publish or a local broker request", async () => {
   const seen: number[] = [];
-  const make = () =>
-    events({
-      autoScan: false,
-      brokerPort: 0,
-      handlers: [handler(Ping).handle((m) => void seen.push(m.payload.n))],
-    });
+  const make = () => pingEvents((n) => seen.push(n), 0);
   const plugin = make();
   const app = application({ logger: quiet(), production: true }).use(plugin);
   await app.start();
@@ -277,11 +280,7 @@ Deno.test("events() in production on the in-process broker makes its bus on firs
 
 Deno.test("events() made on first use: a publish made the moment the bus appears comes after those that waited for it", async () => {
   const seen: number[] = [];
-  const plugin = events({
-    autoScan: false,
-    brokerPort: false,
-    handlers: [handler(Ping).handle((m) => void seen.push(m.payload.n))],
-  });
+  const plugin = pingEvents((n) => seen.push(n));
   const app = application({ logger: quiet(), production: true }).use(plugin);
   await app.start();
   try {
@@ -308,12 +307,7 @@ Deno.test("events() made on first use: a publish made the moment the bus appears
 
 Deno.test("events() made on first use keeps its place among running applications: the last started publishes", async () => {
   const seen: string[] = [];
-  const make = (name: string) =>
-    events({
-      autoScan: false,
-      brokerPort: false,
-      handlers: [handler(Ping).handle((m) => void seen.push(`${name}:${m.payload.n}`))],
-    });
+  const make = (name: string) => pingEvents((n) => seen.push(`${name}:${n}`));
   const eager = application({ logger: quiet() }).use(make("eager"));
   const lazy = application({ logger: quiet(), production: true }).use(make("lazy"));
   await eager.start();
@@ -352,21 +346,13 @@ Deno.test("events() on the in-process broker fails at start-up for a group joine
 Deno.test("events() in production makes its bus at warmup when something reads it: a meter or needBus()", async () => {
   const meter = new MemoryMeter();
   const telemetry: Plugin = { name: "test-telemetry", setup: (ctx) => ctx.setMeter(meter) };
-  const metered = events({
-    autoScan: false,
-    brokerPort: false,
-    handlers: [handler(Ping).handle(() => {})],
-  });
+  const metered = pingEvents();
   const a = application({ logger: quiet(), production: true }).use(telemetry).use(metered);
   await a.warmup();
   assert.ok(metered.bus);
   await a.stop();
   const reader: Plugin = { name: "reader", setup: (ctx) => needBus(ctx.container) };
-  const needed = events({
-    autoScan: false,
-    brokerPort: false,
-    handlers: [handler(Ping).handle(() => {})],
-  });
+  const needed = pingEvents();
   const b = application({ logger: quiet(), production: true }).use(reader).use(needed);
   await b.start();
   assert.ok(needed.bus);
