@@ -27,6 +27,14 @@ export type TrustProxyOption = boolean | number | string | readonly string[];
 /** Decides whether the address at `hop` (0: the socket peer) is a proxy of ours. */
 export type ProxyTrust = (address: string, hop: number) => boolean;
 
+/**
+ * Whether a `trustProxy` option trusts no proxy (unset, `false` or `0`): `http()` then does not
+ * load the option's compiler (`_trust_proxy.ts`), which gives no trust for these.
+ */
+export function trustsNoProxy(option: unknown): boolean {
+  return option === undefined || option === false || option === 0;
+}
+
 /** One hop a proxy reported: the address it received from, and the scheme and host it saw. */
 export interface ForwardedHop {
   /** The address the proxy received the request from (port and brackets removed). */

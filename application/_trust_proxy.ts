@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { ProxyTrust } from "./_proxy.ts";
+import { type ProxyTrust, trustsNoProxy } from "./_proxy.ts";
 
 const PRESETS: Record<string, string[]> = {
   loopback: ["127.0.0.0/8", "::1/128"],
@@ -116,7 +116,7 @@ function inRange(ip: Uint8Array, range: Range): boolean {
  *   range (the message names the option and the entry).
  */
 export function compileTrustProxy(option: unknown): ProxyTrust | undefined {
-  if (option === undefined || option === false || option === 0) return undefined;
+  if (trustsNoProxy(option)) return undefined;
   if (option === true) return (_address, hop) => hop < 1;
   if (typeof option === "number") {
     if (!Number.isInteger(option) || option < 0) {

@@ -8,7 +8,7 @@
  */
 
 import type { AppContext, Plugin, RequestInfo, ServerInfo } from "@fw/runtime";
-import type { ProxyTrust, TrustProxyOption } from "./_proxy.ts";
+import { type ProxyTrust, type TrustProxyOption, trustsNoProxy } from "./_proxy.ts";
 import { checkHealth, type HealthOptions, healthResponse, type HealthSettings } from "./_health.ts";
 
 export type { TrustProxyOption } from "./_proxy.ts";
@@ -189,10 +189,7 @@ export function http(options: HttpOptions = {}): Plugin {
           bodyTimeoutMs: settings.bodyTimeoutMs,
         });
       };
-      const trust = options.trustProxy;
-      if (trust === undefined || trust === false || trust === 0) {
-        return apply(check(options, ctx.env("PORT")));
-      }
+      if (trustsNoProxy(options.trustProxy)) return apply(check(options, ctx.env("PORT")));
       // the address and range parsing loads only when the option is given
       return import("./_trust_proxy.ts").then(({ compileTrustProxy }) =>
         apply(check(options, ctx.env("PORT"), compileTrustProxy))
