@@ -36,7 +36,6 @@
 
 import type { JsonSchemaObject, SchemaNode } from "@fw/runtime";
 import { toJsonSchema } from "@fw/runtime/json-schema";
-import type { ResponseMeta } from "../endpoint_types.ts";
 import type {
   OpenApiDocument,
   OpenApiDocumentOptions,
