@@ -16,8 +16,6 @@
  */
 
 import type { ModuleMap } from "@fw/runtime";
-// api() takes these from here: the loader code comes with route discovery, not at start-up
-export { loadModules, rootDirOf } from "@fw/runtime/loader";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 

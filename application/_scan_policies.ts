@@ -5,5 +5,5 @@
  * @module
  */
 
-export { isRouteFile, loadModules, rootDirOf, routesFromModules } from "./_scan.ts";
+export { isRouteFile, routesFromModules } from "./_scan.ts";
 import "./policies/_route_policies.ts";

@@ -256,13 +256,15 @@ export function api(options: ApiOptions = {}): ApiPlugin {
         // route discovery loads only when it runs: api({ autoScan: false }) never pays for it;
         // when the routes of a generated loader (loaded already) declare a policy, the policy
         // code comes with it (one dynamic import costs about as much as loading a module)
-        const { isRouteFile, loadModules, rootDirOf, routesFromModules } = options.manifest &&
+        const { isRouteFile, routesFromModules } = options.manifest &&
             exportsPolicies(options.manifest.modules)
           ? await import("./_scan_policies.ts")
           : await import("./_scan.ts");
-        const root = rootDirOf(options.root) ?? ctx.entryDir;
         let modules = options.manifest?.modules;
         if (!modules) {
+          // the loader code loads only to scan (a deployed app passes its generated loader)
+          const { loadModules, rootDirOf } = await import("@fw/runtime/loader");
+          const root = rootDirOf(options.root) ?? ctx.entryDir;
           if (!root) {
             throw new Error(
               "api(): cannot tell where to scan for routes: pass application({ root: import.meta.url }) or api({ root })",
