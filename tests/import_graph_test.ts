@@ -51,6 +51,18 @@ async function graph(entry: string, dynamic = false): Promise<string[]> {
   return [...seen].sort();
 }
 
+/** Runs `script` with `deno eval` in the repository and returns its output lines. */
+async function evalLines(script: string): Promise<{ lines: string[]; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--ext=ts", script],
+    cwd: new URL("..", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { lines: text(out.stdout).trim().split("\n"), stderr: text(out.stderr) };
+}
+
 const OPTIONAL =
   /^npm:\/?(jose|redis|@redis\/|yaml|fast-xml-parser|@opentelemetry\/|swagger-ui-dist)/;
 
@@ -121,17 +133,12 @@ Deno.test("api().openapi() in production without api({ openapi }) names the impo
     await application({ production: false }).use(dev).warmup();
     console.log(Object.keys(dev.openapi({ info }).paths).join());
   `;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--ext=ts", script],
-    cwd: new URL("..", import.meta.url).pathname,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.deepEqual(new TextDecoder().decode(out.stdout).trim().split("\n"), [
+  const { lines, stderr } = await evalLines(script);
+  assert.deepEqual(lines, [
     'api().openapi(): the OpenAPI generator is not loaded; in production api() loads it at warmup only with api({ openapi }): configure that, or import "@fw/application/openapi"',
     "/hi",
     "/dev",
-  ], new TextDecoder().decode(out.stderr));
+  ], stderr);
 });
 
 Deno.test("importing @fw/application/telemetry loads no tracing code until telemetry() is set up", async () => {
@@ -238,16 +245,11 @@ Deno.test("compileEndpoint() names the missing import for a stream or policy rou
     console.log(attempt(stream, "/ticks"));
     console.log(attempt(cors, "/hi"));
   `;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--ext=ts", script],
-    cwd: new URL("..", import.meta.url).pathname,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.deepEqual(new TextDecoder().decode(out.stdout).trim().split("\n"), [
+  const { lines, stderr } = await evalLines(script);
+  assert.deepEqual(lines, [
     'Cannot compile route "GET /ticks": the stream code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
     'Cannot compile route "GET /hi": the policy code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
     "function",
     "function",
-  ], new TextDecoder().decode(out.stderr));
+  ], stderr);
 });
