@@ -3,7 +3,8 @@
  * through the generated `.gen/api.gen.ts` loader or, when that is missing or out of date, by
  * scanning at start-up; it also takes explicit routes with `.route()`. Every endpoint is compiled
  * once at warmup. With the `openapi` option it also serves the OpenAPI document (and, with
- * `openapi.docs`, a Swagger UI page); `api().openapi()` returns the document after warmup.
+ * `openapi.docs`, a Swagger UI page); `api().openapi()` returns the document after warmup. The
+ * generator (`openapi/document.ts`) loads at warmup only with `openapi` or outside production.
  *
  * @module
  */
@@ -11,10 +12,8 @@
 import {
   type AppContext,
   type LoaderManifest,
-  loadModules,
   type ModuleMap,
   type Plugin,
-  rootDirOf,
   type SchemaLike,
   type SchemaNode,
   toSchemaNode,
@@ -24,14 +23,13 @@ import { hasPolicies } from "./policies/_hook.ts";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import type { StreamOptions } from "./streams/options.ts";
-import { openApiDocument } from "./openapi/document.ts";
 import type { ApiOpenApiConfig, OpenApiDocument, OpenApiOptions } from "./openapi/types.ts";
 import {
   checkApiOpenApiConfig,
   checkOpenApiOptions,
+  generator,
   type ResolvedOpenApiConfig,
 } from "./openapi/_config.ts";
-import { serveOpenApi } from "./openapi/_serve.ts";
 import { parsePattern } from "./router/router.ts";
 
 /** Options of {@linkcode api}. */
@@ -99,11 +97,14 @@ export interface ApiPlugin extends Plugin {
    */
   throws(status: number, description: string, schema?: SchemaLike): ApiPlugin;
   /**
-   * The OpenAPI 3.0.3 document of the routes served; call it after warmup.
+   * The OpenAPI 3.0.3 document of the routes served; call it after warmup. Its generator is
+   * loaded at warmup with `api({ openapi })` or outside production (`NODE_ENV` not
+   * `production`); a production application without `openapi` imports `@fw/application/openapi`
+   * to call this.
    *
    * @param options Title, version, description and servers; default those of `api({ openapi })`.
    * @returns A new document.
-   * @throws {Error} Before warmup.
+   * @throws {Error} Before warmup, or when the generator is not loaded.
    * @throws {TypeError} For invalid options, or when neither they nor `api({ openapi })` are given.
    */
   openapi(options?: OpenApiOptions): OpenApiDocument;
@@ -216,7 +217,12 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       const chosen = given === undefined
         ? openapi!.options
         : checkOpenApiOptions(given, "api().openapi()");
-      return openApiDocument(routes, { ...chosen, globalThrows, prefix, maxBodyBytes });
+      if (generator.build === undefined) {
+        throw new Error(
+          'api().openapi(): the OpenAPI generator is not loaded; in production api() loads it at warmup only with api({ openapi }): configure that, or import "@fw/application/openapi"',
+        );
+      }
+      return generator.build(routes, { ...chosen, globalThrows, prefix, maxBodyBytes });
     },
     route(method, path, definition) {
       const m = String(method).toUpperCase();
@@ -254,9 +260,11 @@ export function api(options: ApiOptions = {}): ApiPlugin {
             exportsPolicies(options.manifest.modules)
           ? await import("./_scan_policies.ts")
           : await import("./_scan.ts");
-        const root = rootDirOf(options.root) ?? ctx.entryDir;
         let modules = options.manifest?.modules;
         if (!modules) {
+          // the loader code loads only to scan (a deployed app passes its generated loader)
+          const { loadModules, rootDirOf } = await import("@fw/runtime/loader");
+          const root = rootDirOf(options.root) ?? ctx.entryDir;
           if (!root) {
             throw new Error(
               "api(): cannot tell where to scan for routes: pass application({ root: import.meta.url }) or api({ root })",
@@ -317,12 +325,17 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       }
       warmed = true;
       maxBodyBytes = ctx.http.maxBodyBytes;
+      // The generator loads only when a document may be asked for: to serve one, or in
+      // development and tests, where api().openapi() and `generate` call it.
       if (openapi) {
+        const { serveOpenApi } = await import("./openapi/_serve.ts");
         const build = () =>
-          openApiDocument(routes, { ...openapi.options, globalThrows, prefix, maxBodyBytes });
+          generator.build!(routes, { ...openapi.options, globalThrows, prefix, maxBodyBytes });
         // Development: build it now, so a route that cannot be documented fails start-up.
         // Production: build it on the first request for it; a cold start does not pay for it.
         serveOpenApi(ctx, prefix, openapi, ctx.production ? build : build());
+      } else if (!ctx.production) {
+        await import("./openapi/document.ts");
       }
     },
   };

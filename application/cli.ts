@@ -28,7 +28,7 @@
  * @module
  */
 
-import { listFiles, renderLoader } from "@fw/runtime";
+import { listFiles, renderLoader } from "@fw/runtime/loader";
 import { isRouteFile } from "./_scan.ts";
 import { recordedPrefixes, renderRouteTypes, servedPrefixes } from "./_route_types.ts";
 import { dlq, DLQ_USAGE } from "./_dlq_cli.ts";

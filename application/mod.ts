@@ -1,10 +1,15 @@
 /**
  * `@fw/application`: the HTTP and WebSocket half of fw (applications, plugins, file-based routes,
- * the `endpoint()` builder, content negotiation, route policies, `oauth()`, `telemetry()` and
- * OpenAPI).
+ * the `endpoint()` builder, content negotiation, route policies and the OpenAPI document that
+ * `api({ openapi })` serves).
  *
  * A route file needs one import line: the endpoint builder, the response helpers, the schema
- * vocabulary and the exceptions all come from here.
+ * vocabulary and the exceptions all come from here. Optional parts have their own exports, as in
+ * Hono (`hono/jwt`, `hono/cors`), so that an application loads only what it uses at start-up:
+ * `@fw/application/oauth` (`oauth()`, `userFromClaims()`), `@fw/application/telemetry`
+ * (`telemetry()`), `@fw/application/openapi` (`openApiDocument()`), `@fw/application/rate-limit`
+ * (`MemoryRateLimitStore`) and `@fw/application/redis-rate-limit`, `@fw/application/streams`,
+ * `@fw/application/compile`, `@fw/application/client`, `@fw/application/testing`.
  *
  * @example A route file
  * ```ts
@@ -39,7 +44,6 @@ export {
 export { type HealthOptions, http, type HttpOptions, type TrustProxyOption } from "./http.ts";
 export { api, type ApiOptions, type ApiPlugin, type ApiRoute, type GlobalThrows } from "./api.ts";
 export { type Module, module } from "./module.ts";
-export { openApiDocument, type OpenApiDocumentOptions } from "./openapi/document.ts";
 export type {
   ApiOpenApiConfig,
   OpenApiDocument,
@@ -63,27 +67,7 @@ export {
   DEFAULT_CORS_MAX_AGE,
   RATE_LIMIT_HEADERS,
 } from "./policies/_options.ts";
-export {
-  DEFAULT_RATE_LIMIT_MAX_KEYS,
-  MemoryRateLimitStore,
-  type MemoryRateLimitStoreOptions,
-  type RateLimitHit,
-  type RateLimitStore,
-} from "./policies/rate_limit_store.ts";
-export {
-  type JwksOptions,
-  oauth,
-  type OAuthOptions,
-  type OAuthPlugin,
-  userFromClaims,
-} from "./policies/oauth.ts";
-export {
-  telemetry,
-  type TelemetryMeter,
-  type TelemetryMeterProvider,
-  type TelemetryOptions,
-  type TelemetryTracerProvider,
-} from "./telemetry/telemetry.ts";
+export type { RateLimitHit, RateLimitStore } from "./policies/rate_limit_store.ts";
 export type { CompileEndpointOptions } from "./endpoint_types.ts";
 export type { ResolvedStreamOptions, StreamOptions } from "./streams/options.ts";
 export type { SseEventFields, SseSendOptions, SseStreamOptions } from "./streams/sse.ts";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { application, oauth } from "@fw/application";
+import { application } from "@fw/application";
+import { oauth } from "@fw/application/oauth";
 import { events, getPublisher, handler, Int, topic } from "@fw/events";
 import { createLogger, MemorySink } from "@fw/runtime";
 import { signJwt } from "../application/testdata/jwt.ts";

@@ -22,14 +22,7 @@
  * @module
  */
 
-import {
-  type AppContext,
-  type LoaderManifest,
-  loadModules,
-  noopMeter,
-  type Plugin,
-  rootDirOf,
-} from "@fw/runtime";
+import { type AppContext, type LoaderManifest, noopMeter, type Plugin } from "@fw/runtime";
 import type { EventBus, StoredDeadLetter } from "./event_bus.ts";
 import { handlerIdentity, isHandlerDefinition } from "./handler.ts";
 import type { HandlerDefinition } from "./handler_types.ts";
@@ -382,6 +375,8 @@ export function events(options: EventsOptions = {}): EventsPlugin {
       if (options.autoScan !== false) {
         let modules = options.manifest?.modules;
         if (!modules) {
+          // the loader code loads only to scan (a deployed app passes its generated loader)
+          const { loadModules, rootDirOf } = await import("@fw/runtime/loader");
           const root = rootDirOf(options.root) ?? ctx.entryDir;
           const loaded = root
             ? await loadModules(root, folder, "events", (f) => f.endsWith(".on.ts"))

@@ -6,7 +6,8 @@
  *
  * @example
  * ```ts ignore
- * import { application, http, oauth } from "@fw/application";
+ * import { application, http } from "@fw/application";
+ * import { oauth } from "@fw/application/oauth";
  * import { Int, topic } from "@fw/events";
  * import { eventServer } from "@fw/events/server";
  *

@@ -139,7 +139,8 @@ function convert(node: SchemaNode, options: JsonSchemaOptions): JsonSchemaObject
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { Int, Min, MinLength, Optional, schema, toJsonSchema } from "@fw/runtime";
+ * import { Int, Min, MinLength, Optional, schema } from "@fw/runtime";
+ * import { toJsonSchema } from "@fw/runtime/json-schema";
  * const User = schema("User", { name: MinLength(1), age: Optional(Min(0, Int)) });
  * const components = {};
  * assert.deepEqual(toJsonSchema({ user: User }, { components }), {

@@ -95,7 +95,7 @@ export async function importFiles(dir: string, files: readonly string[]): Promis
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { renderLoader } from "@fw/runtime";
+ * import { renderLoader } from "@fw/runtime/loader";
  * const src = renderLoader("api", ["users/get.ts", "health/get.ts"]);
  * assert.ok(src.indexOf('"health/get.ts"') < src.indexOf('"users/get.ts"'));
  * assert.ok(src.includes('import * as $0 from "../api/health/get.ts";'));
@@ -198,7 +198,7 @@ function isModuleNotFound(err: unknown): boolean {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { rootDirOf } from "@fw/runtime";
+ * import { rootDirOf } from "@fw/runtime/loader";
  * assert.equal(rootDirOf("file:///app/src/main.ts"), "/app/src");
  * assert.equal(rootDirOf("/app/src/"), "/app/src");
  * assert.equal(rootDirOf(undefined), undefined);

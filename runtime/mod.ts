@@ -17,7 +17,11 @@
  *   resolves them and disposes them in reverse creation order.
  * - A structured logger (`createLogger`, child loggers, `consoleSink` in text or JSON,
  *   `MemorySink` for tests, an injectable clock).
- * - File discovery and the static `.gen/` loaders (`listFiles`, `renderLoader`, `loadModules`).
+ * - File discovery and the static `.gen/` loaders (`listFiles`, `renderLoader`, `loadModules`)
+ *   in `@fw/runtime/loader`, and `toJsonSchema()` (a schema as JSON Schema, for OpenAPI and
+ *   AsyncAPI documents) in `@fw/runtime/json-schema`: their own exports, so that importing this
+ *   module does not load them (the routes and handlers of a deployed application come from its
+ *   generated loaders, and documents are built on demand).
  * - The plugin interface applications are composed from (`Plugin`, `AppContext`).
  * - Time as a dependency (`Clock`, `systemClock`, `ManualClock` for tests).
  * - A minimal metrics interface (`Meter`, `MemoryMeter`, `noopMeter`).
@@ -151,7 +155,7 @@ export {
   type LogSink,
   MemorySink,
 } from "./logger.ts";
-export { type JsonSchemaObject, type JsonSchemaOptions, toJsonSchema } from "./json_schema.ts";
+export type { JsonSchemaObject, JsonSchemaOptions } from "./json_schema.ts";
 export {
   compile,
   type Copier,
@@ -236,12 +240,4 @@ export type {
   Simplify,
   StreamSchema,
 } from "./schema_types.ts";
-export {
-  importFiles,
-  listFiles,
-  type LoaderManifest,
-  loadModules,
-  type ModuleMap,
-  renderLoader,
-  rootDirOf,
-} from "./loader.ts";
+export type { LoaderManifest, ModuleMap } from "./loader.ts";

@@ -29,11 +29,11 @@ import {
   Max,
   Min,
   MinLength,
-  oauth,
   Optional,
-  telemetry,
   Uuid,
 } from "@fw/application";
+import { oauth } from "@fw/application/oauth";
+import { telemetry } from "@fw/application/telemetry";
 import { createLogger } from "@fw/runtime";
 import { BENCH_AUDIENCE, BENCH_ISSUER, BENCH_ORIGIN, BENCH_SECRET } from "./_bench_auth.ts";
 import { benchTracerProvider, sdkRequestSpan } from "./_bench_tracing.ts";

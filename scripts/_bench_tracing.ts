@@ -7,7 +7,8 @@
  */
 
 import type { Tracer } from "@fw/runtime";
-import { application, telemetry } from "@fw/application";
+import { application } from "@fw/application";
+import { telemetry } from "@fw/application/telemetry";
 import {
   AlwaysOnSampler,
   BatchSpanProcessor,

@@ -225,7 +225,24 @@ export function verdict(checks: readonly BaselineCheck[], text: string): string 
   if (ignoreLoad) return `${text} [BENCH_IGNORE_LOAD: the machine was loaded]`;
   return `no verdict: the machine is loaded (${
     loaded.map((c) => c.text.replace(/: the machine is loaded, run again$/, "")).join("; ")
-  }), run again`;
+  }), run again${slowHostNote()}`;
+}
+
+/**
+ * When the baselines are slow on an idle machine (1-minute load average under 1), the host
+ * itself is slower than the one the quiet figures come from (seen here: a virtual machine whose
+ * system calls and page faults cost several times more), and running again will not help.
+ */
+function slowHostNote(): string {
+  let idle = false;
+  try {
+    idle = Number(Deno.readTextFileSync("/proc/loadavg").split(" ")[0]) < 1;
+  } catch {
+    return "";
+  }
+  return idle
+    ? "; the load average is under 1, so this host is slower than the quiet figures' machine (a verdict needs one like it)"
+    : "";
 }
 
 /** The load average of the last 1, 5 and 15 minutes (`uptime`), or `?` off Linux. */

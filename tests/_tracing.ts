@@ -13,7 +13,8 @@ import {
   SimpleSpanProcessor,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
-import { api, application, endpoint, telemetry } from "@fw/application";
+import { api, application, endpoint } from "@fw/application";
+import { telemetry } from "@fw/application/telemetry";
 import { events, getPublisher, handler, Int, topic, type Transport } from "@fw/events";
 import { createLogger, MemorySink } from "@fw/runtime";
 

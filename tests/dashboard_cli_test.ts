@@ -5,7 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { application, http, oauth } from "@fw/application";
+import { application, http } from "@fw/application";
+import { oauth } from "@fw/application/oauth";
 import { dashboard } from "@fw/dashboard";
 import { events, getPublisher, handler, Int, topic } from "@fw/events";
 import { createLogger } from "@fw/runtime";

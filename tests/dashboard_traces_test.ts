@@ -9,7 +9,8 @@
 
 import assert from "node:assert/strict";
 import { AlwaysOffSampler } from "@opentelemetry/sdk-trace";
-import { api, application, endpoint, telemetry } from "@fw/application";
+import { api, application, endpoint } from "@fw/application";
+import { telemetry } from "@fw/application/telemetry";
 import { dashboard } from "@fw/dashboard";
 import { events, getPublisher, handler, schedule } from "@fw/events";
 import { createLogger, type Logger, ManualClock, MemorySink } from "@fw/runtime";

@@ -4,7 +4,8 @@
  * context, oauth() users with the access rule, and start-up errors (issue 14).
  */
 import assert from "node:assert/strict";
-import { application, oauth } from "@fw/application";
+import { application } from "@fw/application";
+import { oauth } from "@fw/application/oauth";
 import {
   type EventContext,
   events,

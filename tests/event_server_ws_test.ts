@@ -5,7 +5,8 @@
  * shutdown and SSE (issue 14).
  */
 import assert from "node:assert/strict";
-import { application, http, oauth } from "@fw/application";
+import { application, http } from "@fw/application";
+import { oauth } from "@fw/application/oauth";
 import { Int, memoryRealtime, type RealtimeBroker, topic } from "@fw/events";
 import { EVENTS_CLOSE_CODES } from "@fw/events/protocol";
 import { eventServer, type EventServerOptions } from "@fw/events/server";

@@ -5,7 +5,8 @@ import {
   MeterProvider,
   MetricReader,
 } from "@opentelemetry/sdk-metrics";
-import { application, telemetry } from "@fw/application";
+import { application } from "@fw/application";
+import { telemetry } from "@fw/application/telemetry";
 import { events, getPublisher, handler, Int, topic } from "@fw/events";
 import { createLogger, MemorySink } from "@fw/runtime";
 

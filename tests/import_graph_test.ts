@@ -51,6 +51,18 @@ async function graph(entry: string, dynamic = false): Promise<string[]> {
   return [...seen].sort();
 }
 
+/** Runs `script` with `deno eval` in the repository and returns its output lines. */
+async function evalLines(script: string): Promise<{ lines: string[]; stderr: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--ext=ts", script],
+    cwd: new URL("..", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { lines: text(out.stdout).trim().split("\n"), stderr: text(out.stderr) };
+}
+
 const OPTIONAL =
   /^npm:\/?(jose|redis|@redis\/|yaml|fast-xml-parser|@opentelemetry\/|swagger-ui-dist)/;
 
@@ -64,20 +76,80 @@ Deno.test("importing @fw/application loads no npm package (no JOSE, Redis, YAML,
   assert.deepEqual(loaded.filter((s) => s.startsWith("node:")), []);
   // They are still reachable, through dynamic imports on first use: the check above would see them.
   const all = await graph("../application/mod.ts", true);
-  for (const name of ["jose", "yaml", "fast-xml-parser", "@opentelemetry/api", "swagger-ui-dist"]) {
+  for (const name of ["yaml", "fast-xml-parser", "swagger-ui-dist"]) {
     assert.ok(all.some((s) => s.startsWith(`npm:/${name}@`)), `${name} is loaded dynamically`);
+  }
+  // JOSE and OpenTelemetry come with oauth() and telemetry() (their own exports), on set-up
+  for (const [entry, name] of [["oauth", "jose"], ["telemetry", "@opentelemetry/api"]]) {
+    const at = `../application/${
+      entry === "oauth" ? "policies/oauth.ts" : "telemetry/telemetry.ts"
+    }`;
+    assert.deepEqual((await graph(at)).filter((s) => s.startsWith("npm:")), [], entry);
+    const reach = await graph(at, true);
+    assert.ok(reach.some((s) => s.startsWith(`npm:/${name}@`)), `${name} is loaded dynamically`);
   }
 });
 
-Deno.test("importing @fw/application loads no tracing code until telemetry() is set up", async () => {
+Deno.test("optional parts live behind their own exports: @fw/application loads no OpenAPI generator, oauth(), telemetry(), rate-limit store, route loader or JSON Schema writer", async () => {
   const loaded = await graph("../application/mod.ts");
+  assert.ok(loaded.some((s) => s.endsWith("/application/api.ts")), "graph was read");
+  for (
+    const name of [
+      "/application/openapi/document.ts",
+      "/application/openapi/_serve.ts",
+      "/application/policies/oauth.ts",
+      "/application/policies/rate_limit_store.ts",
+      "/application/telemetry/telemetry.ts",
+      "/runtime/loader.ts",
+      "/runtime/json_schema.ts",
+    ]
+  ) {
+    assert.ok(!loaded.some((s) => s.endsWith(name)), `${name} is not loaded`);
+  }
+  // what api() loads when it needs it: the generator with api({ openapi }), the loader to scan
+  const all = await graph("../application/mod.ts", true);
+  for (const name of ["/application/openapi/document.ts", "/runtime/loader.ts"]) {
+    assert.ok(all.some((s) => s.endsWith(name)), `${name} is reachable`);
+  }
+  const config = JSON.parse(
+    await Deno.readTextFile(new URL("../application/deno.json", import.meta.url)),
+  );
+  assert.equal(config.exports["./openapi"], "./openapi/document.ts");
+  assert.equal(config.exports["./oauth"], "./policies/oauth.ts");
+  assert.equal(config.exports["./telemetry"], "./telemetry/telemetry.ts");
+  assert.equal(config.exports["./rate-limit"], "./policies/rate_limit_store.ts");
+});
+
+Deno.test("api().openapi() in production without api({ openapi }) names the import that loads the generator", async () => {
+  const script = `
+    import { api, application, endpoint } from "@fw/application";
+    const plugin = api({ autoScan: false }).route("GET", "/hi", endpoint().handle(() => "hi"));
+    await application({ production: true }).use(plugin).warmup();
+    const info = { title: "T", version: "1" };
+    try { plugin.openapi({ info }); console.log("built"); } catch (e) { console.log(e.message); }
+    await import("@fw/application/openapi");
+    console.log(Object.keys(plugin.openapi({ info }).paths).join());
+    const dev = api({ autoScan: false }).route("GET", "/dev", endpoint().handle(() => "hi"));
+    await application({ production: false }).use(dev).warmup();
+    console.log(Object.keys(dev.openapi({ info }).paths).join());
+  `;
+  const { lines, stderr } = await evalLines(script);
+  assert.deepEqual(lines, [
+    'api().openapi(): the OpenAPI generator is not loaded; in production api() loads it at warmup only with api({ openapi }): configure that, or import "@fw/application/openapi"',
+    "/hi",
+    "/dev",
+  ], stderr);
+});
+
+Deno.test("importing @fw/application/telemetry loads no tracing code until telemetry() is set up", async () => {
+  const loaded = await graph("../application/telemetry/telemetry.ts");
   const telemetryFiles = loaded.filter((s) => s.includes("/application/telemetry/"));
   // The plugin factory only: the OpenTelemetry adapter, the meter and the HTTP middleware load
   // in its setup.
   assert.deepEqual(telemetryFiles.map((s) => s.slice(s.indexOf("/application/"))), [
     "/application/telemetry/telemetry.ts",
   ]);
-  const all = await graph("../application/mod.ts", true);
+  const all = await graph("../application/telemetry/telemetry.ts", true);
   for (const file of ["_otel.ts", "_http.ts", "_meter.ts"]) {
     assert.ok(all.some((s) => s.endsWith(`/application/telemetry/${file}`)), file);
   }
@@ -142,13 +214,7 @@ Deno.test("importing @fw/application loads no stream or policy code until a rout
   // only the option checks and the hooks of the policies: they load at warmup, on demand
   assert.deepEqual(
     loaded.filter((s) => s.includes("/application/policies/")).map((s) => s.split("/").pop()),
-    [
-      "_auth.ts",
-      "_hook.ts",
-      "_options.ts",
-      "oauth.ts",
-      "rate_limit_store.ts",
-    ],
+    ["_hook.ts", "_options.ts"],
   );
   // only the registry and option types: the SSE and WebSocket code loads at warmup, on demand
   assert.deepEqual(
@@ -179,16 +245,11 @@ Deno.test("compileEndpoint() names the missing import for a stream or policy rou
     console.log(attempt(stream, "/ticks"));
     console.log(attempt(cors, "/hi"));
   `;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--ext=ts", script],
-    cwd: new URL("..", import.meta.url).pathname,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.deepEqual(new TextDecoder().decode(out.stdout).trim().split("\n"), [
+  const { lines, stderr } = await evalLines(script);
+  assert.deepEqual(lines, [
     'Cannot compile route "GET /ticks": the stream code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
     'Cannot compile route "GET /hi": the policy code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
     "function",
     "function",
-  ], new TextDecoder().decode(out.stderr));
+  ], stderr);
 });

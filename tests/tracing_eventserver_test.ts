@@ -7,7 +7,8 @@
  */
 
 import assert from "node:assert/strict";
-import { api, application, endpoint, http, telemetry } from "@fw/application";
+import { api, application, endpoint, http } from "@fw/application";
+import { telemetry } from "@fw/application/telemetry";
 import { events, getPublisher, handler, Int, memoryRealtime, topic } from "@fw/events";
 import { eventServer } from "@fw/events/server";
 import { createLogger } from "@fw/runtime";

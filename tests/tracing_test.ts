@@ -6,7 +6,8 @@
 
 import assert from "node:assert/strict";
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler } from "@opentelemetry/sdk-trace";
-import { application, telemetry } from "@fw/application";
+import { application } from "@fw/application";
+import { telemetry } from "@fw/application/telemetry";
 import { events, getPublisher, handler, Int, schedule, topic } from "@fw/events";
 import { createLogger, ManualClock } from "@fw/runtime";
 import { checkTrace, memoryTracing, parentOf, roundTrip } from "./_tracing.ts";

@@ -1,11 +1,30 @@
 /**
  * Checks the OpenAPI options of `api().openapi()` and the `api({ openapi })` configuration, so
- * that a mistake fails at once, naming the option.
+ * that a mistake fails at once, naming the option; and holds the generator for `api()`
+ * without loading it (`generator`).
  *
  * @module
  */
 
-import type { ApiOpenApiConfig, OpenApiInfo, OpenApiOptions, OpenApiServer } from "./types.ts";
+import type {
+  ApiOpenApiConfig,
+  OpenApiDocument,
+  OpenApiDocumentOptions,
+  OpenApiInfo,
+  OpenApiOptions,
+  OpenApiRoute,
+  OpenApiServer,
+} from "./types.ts";
+
+/**
+ * `openApiDocument()`, put here by `document.ts` when it is evaluated. `api()` imports that
+ * module at warmup when it serves a document (`api({ openapi })`) or the application is not in
+ * production, so a production start-up without `openapi` never loads the generator (about 30 KB
+ * of code); importing `@fw/application/openapi` loads it too.
+ */
+export const generator: {
+  build?: (routes: readonly OpenApiRoute[], options: OpenApiDocumentOptions) => OpenApiDocument;
+} = {};
 
 /** `api({ openapi })` after checking: what to document and where to serve it. */
 export interface ResolvedOpenApiConfig {

@@ -10,6 +10,8 @@ import { JSON_TYPE } from "../_errors.ts";
 import type { AppContext, RouteHandler } from "@fw/runtime";
 import type { ResolvedOpenApiConfig } from "./_config.ts";
 import type { OpenApiDocument } from "./types.ts";
+// the generator comes with this module: api() builds the document it serves through its hook
+import "./document.ts";
 
 const SOURCE = "api({ openapi })";
 

@@ -34,22 +34,19 @@
  * @module
  */
 
-import { type JsonSchemaObject, type SchemaNode, toJsonSchema } from "@fw/runtime";
-import type { ResponseMeta } from "../endpoint_types.ts";
-import type { OpenApiDocument, OpenApiOperation, OpenApiOptions, OpenApiRoute } from "./types.ts";
-import { checkOpenApiOptions } from "./_config.ts";
+import type { JsonSchemaObject, SchemaNode } from "@fw/runtime";
+import { toJsonSchema } from "@fw/runtime/json-schema";
+import type {
+  OpenApiDocument,
+  OpenApiDocumentOptions,
+  OpenApiOperation,
+  OpenApiRoute,
+} from "./types.ts";
+import { checkOpenApiOptions, generator } from "./_config.ts";
+
+export type { OpenApiDocumentOptions } from "./types.ts";
 import { BEARER_SCHEME, type DraftOperation, operationOf } from "./_operation.ts";
 import { ERROR_COMPONENTS } from "./_responses.ts";
-
-/** Options of {@linkcode openApiDocument}. */
-export interface OpenApiDocumentOptions extends OpenApiOptions {
-  /** Error responses documented on every route (`api().throws()`). */
-  readonly globalThrows?: readonly ResponseMeta[];
-  /** The routes' common prefix, left out of the tags (default none). */
-  readonly prefix?: string;
-  /** The body limit of `http()`, stated in the 413 responses (default: not stated). */
-  readonly maxBodyBytes?: number;
-}
 
 const METHOD_ORDER = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
@@ -88,7 +85,8 @@ function draftOf(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { endpoint, Int, openApiDocument, schema } from "@fw/application";
+ * import { endpoint, Int, schema } from "@fw/application";
+ * import { openApiDocument } from "@fw/application/openapi";
  *
  * const User = schema("User", { id: Int, name: String });
  * const doc = openApiDocument([{
@@ -148,3 +146,6 @@ export function openApiDocument(
     },
   };
 }
+
+// api() builds its documents through this entry (it loads this module only when it needs it)
+generator.build = openApiDocument;

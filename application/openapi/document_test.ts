@@ -11,14 +11,14 @@ import {
   Min,
   MinLength,
   type OpenApiDocument,
-  openApiDocument,
   Optional,
   Pattern,
   schema,
   Url,
   Uuid,
 } from "../mod.ts";
-import { toJsonSchema } from "@fw/runtime";
+import { openApiDocument } from "./document.ts";
+import { toJsonSchema } from "@fw/runtime/json-schema";
 import {
   documentOf,
   error,

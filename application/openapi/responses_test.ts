@@ -15,7 +15,8 @@ import {
   R500,
   VALIDATION,
 } from "../testdata/openapi_helpers.ts";
-import { provider, toJsonSchema } from "@fw/runtime";
+import { provider } from "@fw/runtime";
+import { toJsonSchema } from "@fw/runtime/json-schema";
 
 Deno.test("openApiDocument() documents both forms of .returns()", () => {
   const User = schema("User", { id: Int });

@@ -6,7 +6,7 @@
  */
 
 import type { JsonSchemaObject } from "@fw/runtime";
-import type { EndpointDefinition } from "../endpoint_types.ts";
+import type { EndpointDefinition, ResponseMeta } from "../endpoint_types.ts";
 
 /** The `info` object of an OpenAPI document. */
 export interface OpenApiInfo {
@@ -180,4 +180,14 @@ export interface OpenApiDocument {
     /** `bearerAuth` (HTTP bearer, JWT) when any route uses `.secure()`. */
     readonly securitySchemes?: Readonly<Record<string, JsonSchemaObject>>;
   };
+}
+
+/** Options of `openApiDocument()`. */
+export interface OpenApiDocumentOptions extends OpenApiOptions {
+  /** Error responses documented on every route (`api().throws()`). */
+  readonly globalThrows?: readonly ResponseMeta[];
+  /** The routes' common prefix, left out of the tags (default none). */
+  readonly prefix?: string;
+  /** The body limit of `http()`, stated in the 413 responses (default: not stated). */
+  readonly maxBodyBytes?: number;
 }

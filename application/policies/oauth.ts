@@ -109,7 +109,8 @@ function checkSources(o: OAuthOptions): void {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { api, application, endpoint, oauth } from "@fw/application";
+ * import { api, application, endpoint } from "@fw/application";
+ * import { oauth } from "@fw/application/oauth";
  *
  * const me = endpoint().secure().handle(() => "secret stuff");
  * const app = application()

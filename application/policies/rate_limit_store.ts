@@ -63,7 +63,7 @@ export const DEFAULT_RATE_LIMIT_MAX_KEYS = 10_000;
  * ```ts
  * import assert from "node:assert/strict";
  * import { ManualClock } from "@fw/runtime";
- * import { MemoryRateLimitStore } from "@fw/application";
+ * import { MemoryRateLimitStore } from "@fw/application/rate-limit";
  *
  * const clock = new ManualClock(0);
  * const store = new MemoryRateLimitStore({ clock });

@@ -76,7 +76,8 @@ export interface TelemetryOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { application, telemetry } from "@fw/application";
+ * import { application } from "@fw/application";
+ * import { telemetry } from "@fw/application/telemetry";
  * const app = application().use(telemetry());
  * await app.warmup();
  * app.context.meter.counter("jobs.done").add(); // recorded through OpenTelemetry

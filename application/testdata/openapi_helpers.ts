@@ -5,12 +5,8 @@
  * @module
  */
 
-import {
-  type EndpointDefinition,
-  type OpenApiDocument,
-  openApiDocument,
-  type OpenApiOperation,
-} from "../mod.ts";
+import type { EndpointDefinition, OpenApiDocument, OpenApiOperation } from "../mod.ts";
+import { openApiDocument } from "../openapi/document.ts";
 
 /** The info every test document carries. */
 export const info = { title: "Shapes", version: "2.0.0" };

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { application, http, oauth } from "@fw/application";
+import { application, http } from "@fw/application";
+import { oauth } from "@fw/application/oauth";
 import { Int, topic } from "@fw/events";
 import { eventServer, type EventServerPlugin } from "@fw/events/server";
 import { createLogger, Min } from "@fw/runtime";

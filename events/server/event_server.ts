@@ -21,9 +21,9 @@ import {
   type Clock,
   type Plugin,
   runInNewContext,
-  toJsonSchema,
   tryContext,
 } from "@fw/runtime";
+import { toJsonSchema } from "@fw/runtime/json-schema";
 import { DISCOVERY_PATH, type DiscoveryDocument, EVENTS_PROTOCOL } from "../protocol/frames.ts";
 import { memoryRealtime } from "../realtime/memory_realtime.ts";
 import type { RealtimeBroker } from "../realtime/realtime.ts";

@@ -24,15 +24,9 @@
  * @module
  */
 
-import {
-  api,
-  type Application,
-  application,
-  http,
-  oauth,
-  type Plugin,
-  telemetry,
-} from "@fw/application";
+import { api, type Application, application, http, type Plugin } from "@fw/application";
+import { oauth } from "@fw/application/oauth";
+import { telemetry } from "@fw/application/telemetry";
 import { dashboard } from "@fw/dashboard";
 import { events, type Transport } from "@fw/events";
 import { denoKvTransport } from "@fw/events/denokv";
