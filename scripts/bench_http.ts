@@ -27,20 +27,34 @@
  * also prints the server's CPU time per request (user + system, `/proc/<pid>/stat`) for each kind,
  * a figure a loaded machine moves less than req/s.
  *
+ * `--instructions` counts instead the instructions each server executes per request under
+ * valgrind's callgrind (`valgrind` must be installed), for scenarios (a)-(d) (default (b) and
+ * (d), the ones with a goal): the server is warmed up with `wrk` for `--warm` seconds (default
+ * 60: under callgrind a request costs about 300 µs until V8 has optimised the code), its counters
+ * are set to 0, `wrk` runs for `--measure` seconds (default 10), and the count is divided by the
+ * requests `wrk` completed. The figure depends only on the code, not on how fast or busy the
+ * machine is, so it gives a verdict where req/s cannot: bare's instructions per request over fw's
+ * is what fw/bare in req/s would be if every instruction cost the same. It leaves out the time
+ * in the kernel (the socket's system calls), about the same per request for every server, which
+ * only brings a ratio of times closer to 1.
+ *
  * Options: `--duration <s>` (default 4), `--rounds <n>` (default 3), `--connections <n>` (50),
  * `--only <letters>` (for example `--only ac`), `--traced` (the traced row only, like
- * `--only f`; `--only g` runs the dashboard row alone), `--dev`.
+ * `--only f`; `--only g` runs the dashboard row alone), `--dev`, `--instructions` (with
+ * `--warm <s>` and `--measure <s>`).
  *
  * @module
  */
 
 import { BENCH_ORIGIN, benchToken } from "./_bench_auth.ts";
 import { type BaselineCheck, checkBaseline, loadAverage, verdict } from "./_quiet.ts";
+import { startCounted } from "./_callgrind.ts";
 
 const dev = Deno.args.includes("--dev");
 const tracedOnly = Deno.args.includes("--traced");
+const countInstructions = Deno.args.includes("--instructions");
 const args = Object.fromEntries(
-  Deno.args.filter((a) => a !== "--dev" && a !== "--traced")
+  Deno.args.filter((a) => a !== "--dev" && a !== "--traced" && a !== "--instructions")
     .map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
     .filter((x) => x.length),
 );
@@ -150,13 +164,13 @@ async function cpuSeconds(pid: number): Promise<number> {
 /** The number of requests of a wrk run (its "N requests in" line). */
 let lastRequests = 0;
 
-async function wrk(url: string, s: Scenario): Promise<number> {
+async function wrk(url: string, s: Scenario, seconds = duration): Promise<number> {
   const headers = Object.entries(s.headers ?? {}).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
   const out = await new Deno.Command("wrk", {
     args: [
       "-t1",
       `-c${connections}`,
-      `-d${duration}s`,
+      `-d${seconds}s`,
       ...(s.post ? ["-s", postScript] : []),
       ...headers,
       url,
@@ -174,7 +188,85 @@ async function wrk(url: string, s: Scenario): Promise<number> {
   return Number(m[1]);
 }
 
+/**
+ * `--instructions`: one server per kind under callgrind, warmed up, then counted over `wrk`'s
+ * measured run; prints instructions per request and the ratios, with the verdicts on (b), (d).
+ */
+async function instructionsPerRequest(list: Scenario[]): Promise<void> {
+  const warm = Number(args.warm ?? 60);
+  const measure = Number(args.measure ?? 10);
+  const table: Array<[string, Record<string, number>]> = [];
+  let port = 18700;
+  for (const s of list) {
+    const counts: Record<string, number> = {};
+    for (const kind of KINDS) {
+      const p = port++;
+      const counted = await startCounted(
+        new URL("./_bench_servers.ts", import.meta.url).pathname,
+        [kind, String(p), String(s.routes)],
+        { env: { NODE_ENV: dev ? "development" : "production" }, jit: true, stdout: "piped" },
+      );
+      try {
+        const reader = counted.child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+        for (let seen = ""; !seen.includes("ready");) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`${kind} server exited before it was ready`);
+          seen += value;
+        }
+        reader.releaseLock();
+        counted.child.stdout.cancel().catch(() => {});
+        const url = `http://127.0.0.1:${p}${s.path}`;
+        await wrk(url, s, warm);
+        await counted.zero();
+        await wrk(url, s, measure);
+        if (!(lastRequests > 0)) {
+          throw new Error(`${s.name} ${kind}: no request completed; give more --warm or --measure`);
+        }
+        counts[kind] = await counted.count() / lastRequests;
+        console.log(
+          `${s.name} ${kind}: ${counts[kind].toFixed(0)} instructions per request ` +
+            `(${lastRequests} requests under callgrind)`,
+        );
+      } finally {
+        await counted.close();
+      }
+    }
+    table.push([s.name, counts]);
+  }
+  console.log(
+    `
+instructions per request (callgrind), after ${warm}s of warm-up, over ${measure}s of ` +
+      `wrk -t1 -c${connections}, ${Deno.build.target}; ratios as throughput (the other's ` +
+      `instructions over fw's)`,
+  );
+  console.log("| scenario | bare | hono | fw | fw/bare | fw/hono |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
+  for (const [name, c] of table) {
+    console.log(
+      `| ${name} | ${c.bare.toFixed(0)} | ${c.hono.toFixed(0)} | ${c.fw.toFixed(0)} | ${
+        (c.bare / c.fw).toFixed(2)
+      } | ${(c.hono / c.fw).toFixed(2)} |`,
+    );
+  }
+  for (const [name, c] of table) {
+    if (name[1] !== "b" && name[1] !== "d") continue;
+    const r = c.bare / c.fw;
+    console.log(
+      `${name}: fw/bare ${r.toFixed(2)} in instructions per request (goal >= 0.95): ${
+        r >= 0.95 ? "met" : "NOT met"
+      }`,
+    );
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+if (countInstructions) {
+  const plain = (only ? selected : scenarios.filter((s) => "bd".includes(s.name[1])))
+    .filter((s) => s.kinds === undefined);
+  await instructionsPerRequest(plain);
+  await Deno.remove(postScript);
+  Deno.exit(0);
+}
 const results: Record<string, Record<string, number>> = {};
 const policyResults: Record<string, Record<string, number>> = {};
 const tracedResults: Record<string, { medians: Record<string, number>; ratios: string }> = {};

@@ -33,6 +33,7 @@
  * @module
  */
 
+import { startCounted } from "./_callgrind.ts";
 import { checkBaseline, loadAverage, verdict } from "./_quiet.ts";
 
 const countInstructions = Deno.args.includes("--instructions");
@@ -150,21 +151,10 @@ async function run(subject: Subject): Promise<Sample> {
  */
 async function instructions(subject: Subject): Promise<number> {
   const port = nextPort++;
-  const out = await Deno.makeTempFile({ prefix: "fw-callgrind-" });
-  const child = new Deno.Command("valgrind", {
-    args: [
-      "--tool=callgrind",
-      `--callgrind-out-file=${out}`,
-      Deno.execPath(),
-      "run",
-      "-A",
-      new URL(subject.entry, root).pathname,
-    ],
+  const counted = await startCounted(new URL(subject.entry, root).pathname, [], {
     cwd: root.pathname,
-    stdout: "null",
-    stderr: "null",
     env: { PORT: String(port), NODE_ENV: "production", EVENTS_BROKER_PORT: "0" },
-  }).spawn();
+  });
   try {
     const start = performance.now();
     for (;;) {
@@ -179,22 +169,9 @@ async function instructions(subject: Subject): Promise<number> {
         await new Promise((r) => setTimeout(r, 20));
       }
     }
-    await new Deno.Command("callgrind_control", {
-      args: ["-d", String(child.pid)],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    for (let i = 0; i < 600; i++) {
-      const text = await Deno.readTextFile(`${out}.1`).catch(() => "");
-      const m = /^totals:\s+(\d+)/m.exec(text);
-      if (m) return Number(m[1]);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${subject.name}: callgrind wrote no count`);
+    return await counted.count();
   } finally {
-    child.kill("SIGKILL");
-    await child.status;
-    for (const f of [out, `${out}.1`]) await Deno.remove(f).catch(() => {});
+    await counted.close();
   }
 }
 
