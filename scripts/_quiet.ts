@@ -228,20 +228,24 @@ export function verdict(checks: readonly BaselineCheck[], text: string): string 
   }), run again${slowHostNote()}`;
 }
 
+/** The 1-minute load average when the benchmark started (this module's first import), or NaN. */
+const loadAtStart: number = (() => {
+  try {
+    return Number(Deno.readTextFileSync("/proc/loadavg").split(" ")[0]);
+  } catch {
+    return NaN;
+  }
+})();
+
 /**
- * When the baselines are slow on an idle machine (1-minute load average under 1), the host
- * itself is slower than the one the quiet figures come from (seen here: a virtual machine whose
- * system calls and page faults cost several times more), and running again will not help.
+ * When the baselines are slow on a machine that was idle when the benchmark started (1-minute
+ * load average under 1, before the benchmark's own load), the host itself is slower than the one
+ * the quiet figures come from (seen here: a virtual machine whose system calls and page faults
+ * cost several times more), and running again will not help.
  */
 function slowHostNote(): string {
-  let idle = false;
-  try {
-    idle = Number(Deno.readTextFileSync("/proc/loadavg").split(" ")[0]) < 1;
-  } catch {
-    return "";
-  }
-  return idle
-    ? "; the load average is under 1, so this host is slower than the quiet figures' machine (a verdict needs one like it)"
+  return loadAtStart < 1
+    ? `; the load average was ${loadAtStart} when the benchmark started, so this host is slower than the quiet figures' machine (a verdict needs one like it; \`--instructions\` counts instead)`
     : "";
 }
 
