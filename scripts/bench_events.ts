@@ -447,7 +447,12 @@ for (let round = 1; round <= (systems.length ? ROUNDS : 0); round++) {
 const baselineOf = (name: string) =>
   name.startsWith("nats") ? "nats-raw" : name.startsWith("denokv") ? "denokv-raw" : "bare";
 const fmt = (x: number) => Math.round(x).toLocaleString("en");
-const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** The median (the mean of the two middle values for an even count, as the tables print it). */
+const med = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 if (systems.length) {
   console.log(
     "\nsystem    concurrency   messages/s   p50 ms   p99 ms   vs base   CPU ns/msg   base/this CPU" +
@@ -547,7 +552,7 @@ for (const c of [1, 100]) {
 
 await natsCluster?.close();
 if (rates.has("nats-r1@1") && rates.has("nats-r3@1")) {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const median = med;
   console.log(
     "\nNATS JetStream: a private 3-node cluster with 3 replicas (nats-r3) beside a private single server (nats-r1)",
   );
@@ -565,7 +570,7 @@ if (rates.has("nats-r1@1") && rates.has("nats-r3@1")) {
 }
 
 if (rates.has("memory-traced@1") && rates.has("memory@1")) {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const median = med;
   console.log(
     "\ntracing cost on the memory broker (a PRODUCER and a CONSUMER span per message; always-on sampler, batching exporter; bound 30%)",
   );
