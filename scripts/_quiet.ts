@@ -245,7 +245,7 @@ const loadAtStart: number = (() => {
  */
 function slowHostNote(): string {
   return loadAtStart < 1
-    ? `; the load average was ${loadAtStart} when the benchmark started, so this host is slower than the quiet figures' machine (a verdict needs one like it; \`--instructions\` counts instead)`
+    ? `; the load average was ${loadAtStart} when the benchmark started, so this host is slower than the quiet figures' machine (a verdict needs one like it; \`bench:startup\` and \`bench:http\` count instructions instead with \`--instructions\`)`
     : "";
 }
 
