@@ -1,17 +1,20 @@
 /**
- * `LatePart`: a part of the endpoint compiler that loads on demand (the stream code, the route
- * policies) and installs itself when its module is evaluated. `compileEndpoint()` asks for it only
- * for routes that need it; `api()` loads it at warmup when one does.
+ * `LatePart`: code that loads on demand (the stream code, the route policies, the OpenAPI
+ * generator) and installs itself when its module is evaluated. Its users ask for it only when
+ * they need it; `api()` loads it at warmup when they will.
  *
  * @module
  */
 
-/** A compiler part installed by the module that implements it. */
+/** A part installed by the module that implements it. */
 export class LatePart<T> {
   #value: T | undefined;
 
-  /** @param what What the part is, for the error (`stream`, `policy`). */
-  constructor(readonly what: string) {}
+  /**
+   * @param missing The error message when the part is asked for before its module is loaded,
+   *   for the caller `label`; it names the import that loads it.
+   */
+  constructor(readonly missing: (label: string) => string) {}
 
   /**
    * Installs the part; its module calls this when it is evaluated.
@@ -28,19 +31,27 @@ export class LatePart<T> {
   }
 
   /**
-   * The part, for the route `label`.
+   * The part, for `label` (the route, or the call that needs it).
    *
-   * @param label `METHOD /route`.
+   * @param label What needs the part, for the error.
    * @returns The part.
    * @throws {TypeError} When its module is not loaded, naming the import that loads it.
    */
   require(label: string): T {
-    if (this.#value === undefined) {
-      throw new TypeError(
-        `Cannot compile route "${label}": the ${this.what} code is not loaded; ` +
-          `api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"`,
-      );
-    }
+    if (this.#value === undefined) throw new TypeError(this.missing(label));
     return this.#value;
   }
+}
+
+/**
+ * The message of a part of the endpoint compiler (`what`: `stream`, `policy`) that a route needs
+ * before its code is loaded.
+ *
+ * @param what The part.
+ * @returns The message for the route `label` (`METHOD /route`).
+ */
+export function compilerPartMissing(what: string): (label: string) => string {
+  return (label) =>
+    `Cannot compile route "${label}": the ${what} code is not loaded; ` +
+    `api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"`;
 }

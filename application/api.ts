@@ -197,6 +197,10 @@ export function api(options: ApiOptions = {}): ApiPlugin {
   let warmed = false;
   let maxBodyBytes: number | undefined;
 
+  /** The document of the routes served, by the generator (`label`: who asks, for its error). */
+  const documentOf = (chosen: OpenApiOptions, label: string) =>
+    generator.require(label)(routes, { ...chosen, globalThrows, prefix, maxBodyBytes });
+
   const plugin: ApiPlugin = {
     name: "api",
     options,
@@ -214,15 +218,10 @@ export function api(options: ApiOptions = {}): ApiPlugin {
           "api().openapi(): pass { info: { title, version } } or configure api({ openapi })",
         );
       }
-      const chosen = given === undefined
-        ? openapi!.options
-        : checkOpenApiOptions(given, "api().openapi()");
-      if (generator.build === undefined) {
-        throw new Error(
-          'api().openapi(): the OpenAPI generator is not loaded; in production api() loads it at warmup only with api({ openapi }): configure that, or import "@fw/application/openapi"',
-        );
-      }
-      return generator.build(routes, { ...chosen, globalThrows, prefix, maxBodyBytes });
+      return documentOf(
+        given === undefined ? openapi!.options : checkOpenApiOptions(given, "api().openapi()"),
+        "api().openapi()",
+      );
     },
     route(method, path, definition) {
       const m = String(method).toUpperCase();
@@ -329,8 +328,7 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       // development and tests, where api().openapi() and `generate` call it.
       if (openapi) {
         const { serveOpenApi } = await import("./openapi/_serve.ts");
-        const build = () =>
-          generator.build!(routes, { ...openapi.options, globalThrows, prefix, maxBodyBytes });
+        const build = () => documentOf(openapi.options, "api({ openapi })");
         // Development: build it now, so a route that cannot be documented fails start-up.
         // Production: build it on the first request for it; a cold start does not pay for it.
         serveOpenApi(ctx, prefix, openapi, ctx.production ? build : build());

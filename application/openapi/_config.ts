@@ -15,16 +15,23 @@ import type {
   OpenApiRoute,
   OpenApiServer,
 } from "./types.ts";
+import { LatePart } from "../_late.ts";
+
+/** What `openApiDocument()` is: the generator `api()` builds its documents with. */
+export type DocumentGenerator = (
+  routes: readonly OpenApiRoute[],
+  options: OpenApiDocumentOptions,
+) => OpenApiDocument;
 
 /**
- * `openApiDocument()`, put here by `document.ts` when it is evaluated. `api()` imports that
+ * `openApiDocument()`, installed by `document.ts` when it is evaluated. `api()` imports that
  * module at warmup when it serves a document (`api({ openapi })`) or the application is not in
  * production, so a production start-up without `openapi` never loads the generator (about 30 KB
  * of code); importing `@fw/application/openapi` loads it too.
  */
-export const generator: {
-  build?: (routes: readonly OpenApiRoute[], options: OpenApiDocumentOptions) => OpenApiDocument;
-} = {};
+export const generator: LatePart<DocumentGenerator> = new LatePart((label) =>
+  `${label}: the OpenAPI generator is not loaded; in production api() loads it at warmup only with api({ openapi }): configure that, or import "@fw/application/openapi"`
+);
 
 /** `api({ openapi })` after checking: what to document and where to serve it. */
 export interface ResolvedOpenApiConfig {

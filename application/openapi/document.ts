@@ -147,5 +147,5 @@ export function openApiDocument(
   };
 }
 
-// api() builds its documents through this entry (it loads this module only when it needs it)
-generator.build = openApiDocument;
+// api() builds its documents through this part (it loads this module only when it needs it)
+generator.install(openApiDocument);

@@ -11,7 +11,7 @@ import type { AppContext, RequestInfo, RouteHandler } from "@fw/runtime";
 import type { EndpointMeta } from "../endpoint_types.ts";
 import type { RawParams } from "../request_context.ts";
 import type { CorsPolicy } from "./cors.ts";
-import { LatePart } from "../_late.ts";
+import { compilerPartMissing, LatePart } from "../_late.ts";
 
 /** Something that serves a request (a compiled endpoint). */
 export interface Runner {
@@ -56,4 +56,6 @@ export type PolicyCompiler = new (
 ) => CompiledPolicies;
 
 /** The policy compiler, installed by `_route_policies.ts` when it is loaded (`api()` imports it at warmup). */
-export const policyCompiler: LatePart<PolicyCompiler> = new LatePart("policy");
+export const policyCompiler: LatePart<PolicyCompiler> = new LatePart(
+  compilerPartMissing("policy"),
+);

@@ -9,7 +9,7 @@
 
 import type { AppContext, RouteHandler } from "@fw/runtime";
 import type { CompileEndpointOptions, EndpointDefinition } from "../endpoint_types.ts";
-import { LatePart } from "../_late.ts";
+import { compilerPartMissing, LatePart } from "../_late.ts";
 
 /** One open stream connection, as the registry sees it. */
 export interface LiveStream {
@@ -64,4 +64,6 @@ export type StreamCompiler = (
 ) => RouteHandler;
 
 /** The stream compiler, installed by `compile_stream.ts` when it is loaded (`api()` imports it at warmup). */
-export const streamCompiler: LatePart<StreamCompiler> = new LatePart("stream");
+export const streamCompiler: LatePart<StreamCompiler> = new LatePart(
+  compilerPartMissing("stream"),
+);
