@@ -34,6 +34,7 @@ import {
   pgBoss,
   rawDenoKv,
 } from "./_bench_delayed_systems.ts";
+import { median } from "./_stats.ts";
 
 /** Options of {@linkcode benchDelayed}. */
 export interface DelayedBenchOptions extends Engines {
@@ -113,10 +114,6 @@ async function runOnce(
   }
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const fmt = (x: number) => Math.round(x).toLocaleString("en");
 
 function row(name: string, rs: Result[], extra = ""): string {

@@ -17,6 +17,7 @@
 
 import { Child } from "./_bench_child.ts";
 import { checkBaseline, verdict } from "./_quiet.ts";
+import { median } from "./_stats.ts";
 
 const dir = new URL(".", import.meta.url).pathname;
 
@@ -112,12 +113,6 @@ async function measure(
     await client.close();
     await server.close();
   }
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 /**

@@ -51,6 +51,7 @@ import { kvStreamTransport } from "@fw/events/kvstore";
 // The one module that creates node-redis clients (the raw baseline uses the same client as fw).
 import { openRedis } from "../events/_redis.ts";
 import { RedisCluster } from "../events/transports/redis_streams/testdata/redis_cluster.ts";
+import { median } from "./_stats.ts";
 
 const Payload = { id: Uuid, customer: MinLength(1), items: Int, total: Int };
 const Job = topic("bench.redis.job", Payload);
@@ -287,7 +288,6 @@ const rawLoop = (envelope: boolean): Run => async (n, _concurrency, o) => {
 /** Jobs of the uncounted warm-up run of each system. */
 const WARM_UP = 5_000;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (x: number) => Math.round(x).toLocaleString("en");
 
 /**

@@ -42,6 +42,7 @@ import { compile, createLogger, Int, MinLength, Uuid } from "@fw/runtime";
 import { EventBus, getPublisher, handler, topic } from "@fw/events";
 import { sqlTransport } from "@fw/events/sql";
 import { PgBoss } from "pg-boss";
+import { median } from "./_stats.ts";
 
 /** Options of {@linkcode benchSql}. */
 export interface SqlBenchOptions {
@@ -269,11 +270,6 @@ WHERE q.id = c.id RETURNING q.id, q.job`;
     await dropSchema(url, schema);
   }
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /**
  * Runs the comparison and prints its table.

@@ -19,6 +19,7 @@
 import { cpuUsage } from "node:process";
 import { createLogger, Int, MinLength, Uuid } from "@fw/runtime";
 import { EventBus, getPublisher, handler, MemoryBroker, topic } from "@fw/events";
+import { median } from "./_stats.ts";
 
 const args = Object.fromEntries(
   Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
@@ -118,7 +119,6 @@ for (let rep = REPS > 1 ? 0 : 1; rep <= REPS; rep++) {
   }
 }
 if (REPS > 1) {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const [c, rs] of runs) {
     const main = rs.map((r) => r.mainNs).filter((x) => x !== undefined);
     console.log(

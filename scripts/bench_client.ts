@@ -25,6 +25,7 @@ import { apiClient } from "@fw/application/client";
 import type { ClientRoutes } from "../application/testdata/client_app.ts";
 import { Child } from "./_bench_child.ts";
 import { checkBaseline, verdict } from "./_quiet.ts";
+import { median } from "./_stats.ts";
 
 const ROUNDS = Number(Deno.env.get("BENCH_ROUNDS") ?? 9);
 const REQUESTS = Number(Deno.env.get("BENCH_REQUESTS") ?? 4000);
@@ -65,11 +66,6 @@ async function run(call: () => Promise<unknown>, n: number): Promise<[number, nu
   const used = cpuUsage(cpu);
   return [performance.now() - start, (used.user + used.system) / 1000];
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 await run(kinds.bare, 500); // warm both paths (connections, JIT)
 await run(kinds.client, 500);

@@ -95,6 +95,7 @@ import {
 import { natsBenchTransport, natsClusterBench, runRawNats } from "./_bench_nats.ts";
 import { benchTracer, benchTracerProvider, sdkMessageSpans } from "./_bench_tracing.ts";
 import { type BaselineCheck, checkBaseline, loadAverage, QUIET, verdict } from "./_quiet.ts";
+import { median } from "./_stats.ts";
 
 const args = Object.fromEntries(
   Deno.args.map((a, i, all) => a.startsWith("--") ? [a.slice(2), all[i + 1]] : [])
@@ -447,12 +448,6 @@ for (let round = 1; round <= (systems.length ? ROUNDS : 0); round++) {
 const baselineOf = (name: string) =>
   name.startsWith("nats") ? "nats-raw" : name.startsWith("denokv") ? "denokv-raw" : "bare";
 const fmt = (x: number) => Math.round(x).toLocaleString("en");
-/** The median (the mean of the two middle values for an even count, as the tables print it). */
-const med = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 if (systems.length) {
   console.log(
     "\nsystem    concurrency   messages/s   p50 ms   p99 ms   vs base   CPU ns/msg   base/this CPU" +
@@ -469,7 +464,7 @@ for (const concurrency of systems.length ? [1, 100] : []) {
     const cpu = cpus.get(key);
     const bCpu = cpus.get(base);
     const cpuCells = cpu
-      ? `${fmt(med(cpu)).padStart(10)}   ${bCpu ? (med(bCpu) / med(cpu)).toFixed(2) : "-"}`
+      ? `${fmt(median(cpu)).padStart(10)}   ${bCpu ? (median(bCpu) / median(cpu)).toFixed(2) : "-"}`
       : "";
     console.log(
       `${name.padEnd(9)} ${String(concurrency).padStart(11)} ${fmt(r.rate).padStart(12)} ${
@@ -495,7 +490,9 @@ if (rates.size) {
       // its own figure against its quiet one (CPU per message where measured, else the rate)
       const quietKey = `events/${base}@${concurrency}`;
       console.log(
-        `  ${checkBaseline(quietKey, QUIET[quietKey]?.unit === "msg/s" ? med(b) : med(bCpu)).text}`,
+        `  ${
+          checkBaseline(quietKey, QUIET[quietKey]?.unit === "msg/s" ? median(b) : median(bCpu)).text
+        }`,
       );
       for (const [name] of systems) {
         if (name === base || baselineOf(name) !== base) continue;
@@ -515,7 +512,7 @@ if (rates.size) {
 /** Goal verdicts, each with the check of its baseline: printed at the end. */
 const verdicts: Array<[BaselineCheck, string, string]> = [];
 /** Median of the per-round ratios `xs[i] / ys[i]`. */
-const medianRatio = (xs: number[], ys: number[]) => med(xs.map((x, i) => x / ys[i]));
+const medianRatio = (xs: number[], ys: number[]) => median(xs.map((x, i) => x / ys[i]));
 /**
  * The verdict of one goal `row / base >= bound` (rate, medians of per-round ratios; the CPU
  * ratio beside it), with the baseline's own figure checked against its quiet one.
@@ -544,7 +541,7 @@ function goal(
     check.text,
   ]);
 }
-const cpuMedian = (key: string) => cpus.has(key) ? med(cpus.get(key)!) : undefined;
+const cpuMedian = (key: string) => cpus.has(key) ? median(cpus.get(key)!) : undefined;
 for (const c of [1, 100]) {
   goal("memory", "bare", c, 0.75, rates, cpuMedian, cpus);
   goal("nats", "nats-raw", c, 0.85, rates, cpuMedian, cpus);
@@ -552,7 +549,6 @@ for (const c of [1, 100]) {
 
 await natsCluster?.close();
 if (rates.has("nats-r1@1") && rates.has("nats-r3@1")) {
-  const median = med;
   console.log(
     "\nNATS JetStream: a private 3-node cluster with 3 replicas (nats-r3) beside a private single server (nats-r1)",
   );
@@ -570,7 +566,6 @@ if (rates.has("nats-r1@1") && rates.has("nats-r3@1")) {
 }
 
 if (rates.has("memory-traced@1") && rates.has("memory@1")) {
-  const median = med;
   console.log(
     "\ntracing cost on the memory broker (a PRODUCER and a CONSUMER span per message; always-on sampler, batching exporter; bound 30%)",
   );
@@ -628,7 +623,7 @@ if (!only || redisSystems.some((s) => only.has(s))) {
   for (const c of [1, 50]) {
     goal("fw-redis", "raw-redis", c, 0.8, redisRates, (k) => {
       const rs = redisRates.get(k);
-      return rs ? med(rs) : undefined;
+      return rs ? median(rs) : undefined;
     });
   }
 }
@@ -644,7 +639,7 @@ if (!only || only.has("sql")) {
   for (const c of [1, 50]) {
     goal("fw sql", "raw-sql", c, 0.7, sqlRates, (k) => {
       const rs = sqlRates.get(k);
-      return rs ? med(rs) : undefined;
+      return rs ? median(rs) : undefined;
     });
   }
 }

@@ -49,6 +49,7 @@
 import { BENCH_ORIGIN, benchToken } from "./_bench_auth.ts";
 import { type BaselineCheck, checkBaseline, loadAverage, verdict } from "./_quiet.ts";
 import { startCounted } from "./_callgrind.ts";
+import { median } from "./_stats.ts";
 
 const dev = Deno.args.includes("--dev");
 const tracedOnly = Deno.args.includes("--traced");
@@ -139,16 +140,20 @@ async function start(kind: string, port: number, routes: number): Promise<Deno.C
     stderr: "inherit",
     env: { NODE_ENV: dev ? "development" : "production" },
   }).spawn();
+  await serverReady(child, kind);
+  return child;
+}
+
+/** Waits for a bench server's `ready` line on its stdout, then lets the rest go. */
+async function serverReady(child: Deno.ChildProcess, kind: string): Promise<void> {
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes("ready")) {
+  for (let seen = ""; !seen.includes("ready");) {
     const { value, done } = await reader.read();
     if (done) throw new Error(`${kind} server exited before it was ready`);
     seen += value;
   }
   reader.releaseLock();
   child.stdout.cancel().catch(() => {});
-  return child;
 }
 
 /** CPU seconds a process has used (user + system, from `/proc/<pid>/stat`), or NaN off Linux. */
@@ -207,14 +212,7 @@ async function instructionsPerRequest(list: Scenario[]): Promise<void> {
         { env: { NODE_ENV: dev ? "development" : "production" }, jit: true, stdout: "piped" },
       );
       try {
-        const reader = counted.child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-        for (let seen = ""; !seen.includes("ready");) {
-          const { value, done } = await reader.read();
-          if (done) throw new Error(`${kind} server exited before it was ready`);
-          seen += value;
-        }
-        reader.releaseLock();
-        counted.child.stdout.cancel().catch(() => {});
+        await serverReady(counted.child, kind);
         const url = `http://127.0.0.1:${p}${s.path}`;
         await wrk(url, s, warm);
         await counted.zero();
@@ -259,7 +257,6 @@ instructions per request (callgrind), after ${warm}s of warm-up, over ${measure}
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 if (countInstructions) {
   const plain = (only ? selected : scenarios.filter((s) => "bd".includes(s.name[1])))
     .filter((s) => s.kinds === undefined);

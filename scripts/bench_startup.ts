@@ -35,6 +35,7 @@
 
 import { startCounted } from "./_callgrind.ts";
 import { checkBaseline, loadAverage, verdict } from "./_quiet.ts";
+import { median } from "./_stats.ts";
 
 const countInstructions = Deno.args.includes("--instructions");
 const args = Object.fromEntries(
@@ -174,12 +175,6 @@ async function instructions(subject: Subject): Promise<number> {
     await counted.close();
   }
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 const loadBefore = await loadAverage();
 for (const s of subjects) await run(s); // warm-up: fill the caches

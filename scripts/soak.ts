@@ -27,6 +27,7 @@ import { parseArgs } from "node:util";
 import { EventBus, handler, httpBrokerTransport } from "@fw/events";
 import { createLogger, MemorySink } from "@fw/runtime";
 import { OrderPlaced } from "../examples/app/src/topics.ts";
+import { median } from "./_stats.ts";
 
 const { values } = parseArgs({
   options: {
@@ -316,7 +317,6 @@ try {
   // already gone: its exit code says how
 }
 const status = await child.status;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const afterWarmup = samples.filter((s) => s.t * 1000 >= warmupMs);
 const problems: string[] = [];
 if (fdsBefore !== undefined && fdsAfter !== undefined) {
