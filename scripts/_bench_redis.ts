@@ -2,7 +2,7 @@
  * The Redis part of `deno task bench:events`: fw's Redis Streams transport (`kvStreamTransport`)
  * beside BullMQ (npm `bullmq`, under Deno) and a bare Redis Streams loop, in the same run, on the
  * same Redis (127.0.0.1:6379 unless `--redis-url`), doing the same work: `--redis-messages`
- * (20,000) small jobs, validated with the same compiled validator when published and when handled,
+ * (100,000) small jobs, validated with the same compiled validator when published and when handled,
  * at handler concurrency 1 and 50.
  *
  * - `fw-redis`: `getPublisher()` -> `EventBus` -> `kvStreamTransport` -> consumer (validation,
