@@ -108,7 +108,8 @@ Deno.test("optional parts live behind their own exports: @fw/application loads n
   ) {
     assert.ok(!loaded.some((s) => s.endsWith(name)), `${name} is not loaded`);
   }
-  // what api() loads when it needs it: the generator with api({ openapi }), the loader to scan
+  // what api() loads when it needs it: the generator (api({ openapi }) in production: on the
+  // first request for its document), the loader to scan
   const all = await graph("../application/mod.ts", true);
   for (const name of ["/application/openapi/document.ts", "/runtime/loader.ts"]) {
     assert.ok(all.some((s) => s.endsWith(name)), `${name} is reachable`);
@@ -122,23 +123,35 @@ Deno.test("optional parts live behind their own exports: @fw/application loads n
   assert.equal(config.exports["./rate-limit"], "./policies/rate_limit_store.ts");
 });
 
-Deno.test("api().openapi() in production without api({ openapi }) names the import that loads the generator", async () => {
+Deno.test("api().openapi() in production names the import that loads the generator; api({ openapi }) loads it with the first request for its document", async () => {
   const script = `
     import { api, application, endpoint } from "@fw/application";
+    const info = { title: "T", version: "1" };
+    const attempt = (f) => { try { f(); console.log("built"); } catch (e) { console.log(e.message); } };
     const plugin = api({ autoScan: false }).route("GET", "/hi", endpoint().handle(() => "hi"));
     await application({ production: true }).use(plugin).warmup();
-    const info = { title: "T", version: "1" };
-    try { plugin.openapi({ info }); console.log("built"); } catch (e) { console.log(e.message); }
+    attempt(() => plugin.openapi({ info }));
+    const served = api({ autoScan: false, openapi: { ...info, docs: "/docs" } })
+      .route("GET", "/there", endpoint().handle(() => "there"));
+    const app = application({ production: true }).use(served);
+    await app.warmup();
+    attempt(() => served.openapi());
+    const res = await app.request("/openapi.json");
+    console.log(res.status, Object.keys((await res.json()).paths).join());
+    console.log(Object.keys(served.openapi().paths).join(), Object.keys(plugin.openapi({ info }).paths).join());
     await import("@fw/application/openapi");
-    console.log(Object.keys(plugin.openapi({ info }).paths).join());
     const dev = api({ autoScan: false }).route("GET", "/dev", endpoint().handle(() => "hi"));
     await application({ production: false }).use(dev).warmup();
     console.log(Object.keys(dev.openapi({ info }).paths).join());
   `;
   const { lines, stderr } = await evalLines(script);
+  const missing = (label: string) =>
+    `${label}: the OpenAPI generator is not loaded; in production it loads with the first request for the document of api({ openapi }), or import "@fw/application/openapi"`;
   assert.deepEqual(lines, [
-    'api().openapi(): the OpenAPI generator is not loaded; in production api() loads it at warmup only with api({ openapi }): configure that, or import "@fw/application/openapi"',
-    "/hi",
+    missing("api().openapi()"),
+    missing("api().openapi()"),
+    "200 /there",
+    "/there /hi",
     "/dev",
   ], stderr);
 });
