@@ -256,6 +256,8 @@ export function api(options: ApiOptions = {}): ApiPlugin {
     },
     async warmup(ctx: AppContext) {
       prefix = explicitPrefix ?? ctx.prefix;
+      // endpoints check their results outside production only: the check's code loads then
+      if (!ctx.production) await import("./response_validation.ts");
       const found: ApiRoute[] = [];
       if (options.autoScan !== false) {
         // route discovery loads only when it runs: api({ autoScan: false }) never pays for it;

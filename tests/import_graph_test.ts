@@ -92,13 +92,15 @@ Deno.test("importing @fw/application loads no npm package (no JOSE, Redis, YAML,
   }
 });
 
-Deno.test("optional parts live behind their own exports: @fw/application loads no OpenAPI generator, oauth(), telemetry(), rate-limit store, route loader or JSON Schema writer", async () => {
+Deno.test("optional parts live behind their own exports or load on demand: @fw/application loads no OpenAPI generator, response validation, health routes, oauth(), telemetry(), rate-limit store, route loader or JSON Schema writer", async () => {
   const loaded = await graph("../application/mod.ts");
   assert.ok(loaded.some((s) => s.endsWith("/application/api.ts")), "graph was read");
   for (
     const name of [
       "/application/openapi/document.ts",
       "/application/openapi/_serve.ts",
+      "/application/response_validation.ts",
+      "/application/_health.ts",
       "/application/policies/oauth.ts",
       "/application/policies/rate_limit_store.ts",
       "/application/telemetry/telemetry.ts",
@@ -108,10 +110,18 @@ Deno.test("optional parts live behind their own exports: @fw/application loads n
   ) {
     assert.ok(!loaded.some((s) => s.endsWith(name)), `${name} is not loaded`);
   }
-  // what api() loads when it needs it: the generator (api({ openapi }) in production: on the
-  // first request for its document), the loader to scan
+  // what api() and http() load when they need it: the generator (api({ openapi }) in
+  // production: on the first request for its document), response validation (outside
+  // production), the loader to scan, the health routes (http({ health }))
   const all = await graph("../application/mod.ts", true);
-  for (const name of ["/application/openapi/document.ts", "/runtime/loader.ts"]) {
+  for (
+    const name of [
+      "/application/openapi/document.ts",
+      "/application/response_validation.ts",
+      "/runtime/loader.ts",
+      "/application/_health.ts",
+    ]
+  ) {
     assert.ok(all.some((s) => s.endsWith(name)), `${name} is reachable`);
   }
   const config = JSON.parse(
@@ -242,28 +252,38 @@ Deno.test("importing @fw/application loads no stream or policy code until a rout
   }
 });
 
-Deno.test("compileEndpoint() names the missing import for a stream or policy route until that code loads", async () => {
+Deno.test("compileEndpoint() names the missing import for a stream or policy route, or response validation outside production, until that code loads", async () => {
   const script = `
     import { Container, createLogger, Int, Stream } from "@fw/runtime";
     import { endpoint } from "@fw/application";
     import { compileEndpoint } from "./application/compile_endpoint.ts";
     const stream = endpoint().returns(Stream({ n: Int })).handle(async function* () { yield { n: 1 }; });
     const cors = endpoint().cors({ origin: "https://app.example" }).handle(() => "hi");
-    const app = { container: new Container(), logger: createLogger({ level: "error" }), http: {} };
-    const attempt = (def, route) => {
+    const checked = endpoint().returns({ n: Int }).handle(() => ({ n: 1 }));
+    const base = { container: new Container(), logger: createLogger({ level: "error" }), http: {} };
+    const production = { ...base, production: true };
+    const attempt = (def, route, app = production) => {
       try { return typeof compileEndpoint(def, { method: "GET", route, app }); }
       catch (e) { return e.message; }
     };
     console.log(attempt(stream, "/ticks"));
     console.log(attempt(cors, "/hi"));
+    console.log(attempt(checked, "/n"));
+    console.log(attempt(checked, "/n", base));
     await import("@fw/application/compile");
     console.log(attempt(stream, "/ticks"));
     console.log(attempt(cors, "/hi"));
+    console.log(attempt(checked, "/n", base));
   `;
   const { lines, stderr } = await evalLines(script);
+  const missing = (route: string, what: string) =>
+    `Cannot compile route "GET ${route}": the ${what} code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"`;
   assert.deepEqual(lines, [
-    'Cannot compile route "GET /ticks": the stream code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
-    'Cannot compile route "GET /hi": the policy code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
+    missing("/ticks", "stream"),
+    missing("/hi", "policy"),
+    "function",
+    missing("/n", "response validation"),
+    "function",
     "function",
     "function",
   ], stderr);
