@@ -29,11 +29,19 @@ import {
   type Tracer,
 } from "@fw/runtime";
 import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
-import { type ContextProvider, contextProviders } from "./_context_providers.ts";
 import { preflights } from "./policies/_hook.ts";
-import { setMatchedRoute } from "./_route_info.ts";
 import { closeStreams } from "./streams/_registry.ts";
-import { catchAllOf, decodeParams, pathOf, RequestValues, stripBody, urlOf } from "./_dispatch.ts";
+import {
+  catchAllOf,
+  type ContextProvider,
+  contextProviders,
+  decodeParams,
+  pathOf,
+  RequestValues,
+  setMatchedRoute,
+  stripBody,
+  urlOf,
+} from "./_dispatch.ts";
 import type { Router } from "./router/router.ts";
 import { TrieRouter } from "./router/trie_router.ts";
 

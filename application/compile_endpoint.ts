@@ -40,8 +40,7 @@ import {
   type Validator,
 } from "@fw/runtime";
 import { readJson } from "./body.ts";
-import { RequestValues } from "./_dispatch.ts";
-import { requestHeader } from "./_request_header.ts";
+import { requestHeader, RequestValues } from "./_dispatch.ts";
 import { streamCompiler } from "./streams/_registry.ts";
 import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
 import type { EndpointDefinition, EndpointMeta } from "./endpoint_types.ts";
@@ -132,9 +131,7 @@ class CompiledEndpoint {
     this.#bodyOptional = meta.body?.optional === true;
     const kind = meta.returns?.schema?.kind;
     this.#negotiateEarly = kind === "object" || kind === "array";
-    this.#check = app.production
-      ? undefined
-      : responseChecks.require(this.#label)(meta, app);
+    this.#check = app.production ? undefined : responseChecks.require(this.#label)(meta, app);
     this.#shared = { route, app, status: meta.returns?.status ?? 200 };
     this.#app = app;
   }

@@ -23,9 +23,8 @@ import {
   nonNegative,
   userFromClaims,
 } from "./_auth.ts";
-import { type ContextProvider, contextProviders } from "../_context_providers.ts";
 import { TokenCache } from "./_token_cache.ts";
-import { requestHeader } from "../_request_header.ts";
+import { type ContextProvider, contextProviders, requestHeader } from "../_dispatch.ts";
 
 type KeySource = Parameters<typeof Jose.jwtVerify>[1];
 
