@@ -16,13 +16,8 @@ import {
   runInContext,
   systemClock,
 } from "@fw/runtime";
-import {
-  type AuthFailure,
-  authFailures,
-  invalidOAuth,
-  nonNegative,
-  userFromClaims,
-} from "./_auth.ts";
+import { invalidOAuth, nonNegative, userFromClaims } from "./_auth.ts";
+import { type AuthFailure, authFailures } from "./secure.ts";
 import { TokenCache } from "./_token_cache.ts";
 import { type ContextProvider, contextProviders, requestHeader } from "../_dispatch.ts";
 
