@@ -4,7 +4,8 @@
  * scanning at start-up; it also takes explicit routes with `.route()`. Every endpoint is compiled
  * once at warmup. With the `openapi` option it also serves the OpenAPI document (and, with
  * `openapi.docs`, a Swagger UI page); `api().openapi()` returns the document after warmup. The
- * generator (`openapi/document.ts`) loads at warmup only with `openapi` or outside production.
+ * generator (`openapi/document.ts`) loads at warmup outside production; in production it loads
+ * with the first request for the document (or its page), so a cold start never loads it.
  *
  * @module
  */
@@ -14,6 +15,7 @@ import {
   type LoaderManifest,
   type ModuleMap,
   type Plugin,
+  type RouteHandler,
   type SchemaLike,
   type SchemaNode,
   toSchemaNode,
@@ -28,6 +30,7 @@ import {
   checkApiOpenApiConfig,
   checkOpenApiOptions,
   generator,
+  openApiPaths,
   type ResolvedOpenApiConfig,
 } from "./openapi/_config.ts";
 import { parsePattern } from "./router/router.ts";
@@ -98,9 +101,9 @@ export interface ApiPlugin extends Plugin {
   throws(status: number, description: string, schema?: SchemaLike): ApiPlugin;
   /**
    * The OpenAPI 3.0.3 document of the routes served; call it after warmup. Its generator is
-   * loaded at warmup with `api({ openapi })` or outside production (`NODE_ENV` not
-   * `production`); a production application without `openapi` imports `@fw/application/openapi`
-   * to call this.
+   * loaded at warmup outside production (`NODE_ENV` not `production`); in production it loads
+   * with the first request for the document that `api({ openapi })` serves, so a production
+   * application that calls this imports `@fw/application/openapi`.
    *
    * @param options Title, version, description and servers; default those of `api({ openapi })`.
    * @returns A new document.
@@ -117,6 +120,9 @@ export interface ApiPlugin extends Plugin {
   /** The prefix routes are served under (`""` for none); known after warmup. */
   readonly prefix: string;
 }
+
+/** The source of the routes `api({ openapi })` adds. */
+const OPENAPI_SOURCE = "api({ openapi })";
 
 const METHOD = /^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/;
 
@@ -250,6 +256,8 @@ export function api(options: ApiOptions = {}): ApiPlugin {
     },
     async warmup(ctx: AppContext) {
       prefix = explicitPrefix ?? ctx.prefix;
+      // endpoints check their results outside production only: the check's code loads then
+      if (!ctx.production) await import("./response_validation.ts");
       const found: ApiRoute[] = [];
       if (options.autoScan !== false) {
         // route discovery loads only when it runs: api({ autoScan: false }) never pays for it;
@@ -324,15 +332,30 @@ export function api(options: ApiOptions = {}): ApiPlugin {
       }
       warmed = true;
       maxBodyBytes = ctx.http.maxBodyBytes;
-      // The generator loads only when a document may be asked for: to serve one, or in
-      // development and tests, where api().openapi() and `generate` call it.
       if (openapi) {
-        const { serveOpenApi } = await import("./openapi/_serve.ts");
-        const build = () => documentOf(openapi.options, "api({ openapi })");
-        // Development: build it now, so a route that cannot be documented fails start-up.
-        // Production: build it on the first request for it; a cold start does not pay for it.
-        serveOpenApi(ctx, prefix, openapi, ctx.production ? build : build());
+        // The routes are registered now; their code and the generator load with them in
+        // development, where the document is built at once so that a route that cannot be
+        // documented fails start-up, and on the first request for one of them in production,
+        // where it is built then: a cold start loads neither.
+        const build = () => documentOf(openapi.options, OPENAPI_SOURCE);
+        const handlersOf = ({ openApiHandlers }: typeof import("./openapi/_serve.ts")) =>
+          openApiHandlers(prefix, openapi, ctx.production ? build : build());
+        const ready = ctx.production ? undefined : handlersOf(await import("./openapi/_serve.ts"));
+        let loading: Promise<Map<string, RouteHandler>> | undefined;
+        for (const path of openApiPaths(prefix, openapi)) {
+          ctx.addRoute({
+            method: "GET",
+            path,
+            source: OPENAPI_SOURCE,
+            handler: ready?.get(path) ??
+              ((...args) =>
+                (loading ??= import("./openapi/_serve.ts").then(handlersOf)).then((handlers) =>
+                  handlers.get(path)!(...args)
+                )),
+          });
+        }
       } else if (!ctx.production) {
+        // api().openapi() and `generate` call the generator in development and tests
         await import("./openapi/document.ts");
       }
     },

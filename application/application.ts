@@ -29,11 +29,19 @@ import {
   type Tracer,
 } from "@fw/runtime";
 import { errorResponse, jsonError, safeHandlers, syncHandlers } from "./_errors.ts";
-import { type ContextProvider, contextProviders } from "./_context_providers.ts";
 import { preflights } from "./policies/_hook.ts";
-import { setMatchedRoute } from "./_route_info.ts";
 import { closeStreams } from "./streams/_registry.ts";
-import { catchAllOf, decodeParams, pathOf, RequestValues, stripBody, urlOf } from "./_dispatch.ts";
+import {
+  catchAllOf,
+  type ContextProvider,
+  contextProviders,
+  decodeParams,
+  pathOf,
+  RequestValues,
+  setMatchedRoute,
+  stripBody,
+  urlOf,
+} from "./_dispatch.ts";
 import type { Router } from "./router/router.ts";
 import { TrieRouter } from "./router/trie_router.ts";
 
@@ -90,15 +98,26 @@ function env(name: string): string | undefined {
   }
 }
 
+/**
+ * The path of a `file:` URL. Those of `import.meta.url` and `Deno.mainModule` are plain (no
+ * escapes, dot segments, query or fragment) and are only sliced: the URL parser's first use
+ * costs about 1 M instructions of a cold start.
+ */
+function filePath(url: string): string {
+  return url.startsWith("file:///") && !/[?#%\\\s]|\/\./.test(url)
+    ? url.slice(7)
+    : decodeURIComponent(new URL(url).pathname);
+}
+
 function resolveRoot(root: string | URL | undefined): string | undefined {
   let value: string | undefined;
   if (root instanceof URL) {
     value = root.protocol === "file:" ? decodeURIComponent(root.pathname) : undefined;
   } else if (typeof root === "string") {
-    value = root.startsWith("file:") ? decodeURIComponent(new URL(root).pathname) : root;
+    value = root.startsWith("file:") ? filePath(root) : root;
   } else {
     const main = Deno.mainModule;
-    value = main.startsWith("file:") ? decodeURIComponent(new URL(main).pathname) : undefined;
+    value = main.startsWith("file:") ? filePath(main) : undefined;
     if (value) value = value.slice(0, value.lastIndexOf("/")) || "/";
     return value;
   }

@@ -20,7 +20,7 @@ import {
   UnsupportedMediaTypeException,
   ValidationException,
 } from "@fw/runtime";
-import { requestHeader } from "./_request_header.ts";
+import { requestHeader } from "./_dispatch.ts";
 
 /** Default request body limit: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;

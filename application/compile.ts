@@ -2,8 +2,9 @@
  * `@fw/application/compile`: `compileEndpoint()` for code that compiles routes itself (a custom
  * host, a test harness, a benchmark) instead of registering them with `api()`. Importing this
  * module loads everything an endpoint may need: the route policies (`.cors()`, `.rateLimit()`,
- * `.secure()`) and the stream code (SSE and WebSocket endpoints). `api()` does not need it: it
- * loads those parts at warmup, and only when a route uses them, which keeps the cold start of an
+ * `.secure()`), the stream code (SSE and WebSocket endpoints) and the response validation done
+ * outside production. `api()` does not need it: it loads those parts at warmup, and only when a
+ * route uses them (response validation: outside production), which keeps the cold start of an
  * application short.
  *
  * @example Compile and call one route
@@ -34,6 +35,7 @@
  */
 
 import "./policies/_route_policies.ts";
+import "./response_validation.ts";
 
 export { compileEndpoint } from "./compile_endpoint.ts";
 export type { CompileEndpointOptions } from "./endpoint_types.ts";

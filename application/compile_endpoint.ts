@@ -28,6 +28,7 @@ import {
 import { hasPolicies, policyCompiler, preflights } from "./policies/_hook.ts";
 import {
   type AppContext,
+  type Logger,
   NotAcceptableException,
   type ProviderMap,
   type RequestInfo,
@@ -39,11 +40,10 @@ import {
   type Validator,
 } from "@fw/runtime";
 import { readJson } from "./body.ts";
-import { RequestValues } from "./_dispatch.ts";
-import { requestHeader } from "./_request_header.ts";
+import { requestHeader, RequestValues } from "./_dispatch.ts";
 import { streamCompiler } from "./streams/_registry.ts";
 import { MEDIA_TYPES, type MediaType, negotiate } from "./content_negotiation.ts";
-import type { EndpointDefinition } from "./endpoint_types.ts";
+import type { EndpointDefinition, EndpointMeta } from "./endpoint_types.ts";
 import { isEndpoint } from "./endpoint.ts";
 import { HttpResponse } from "./http_response.ts";
 import {
@@ -53,13 +53,33 @@ import {
   RequestContext,
   validateParamsAndQuery,
 } from "./request_context.ts";
-import { type ResponseCheck, responseCheck } from "./response_validation.ts";
+import { compilerPartMissing, LatePart } from "./_late.ts";
 import { serialize } from "./serialize/serialize.ts";
 import type { CompileEndpointOptions } from "./endpoint_types.ts";
 
 export type { CompileEndpointOptions };
 
 type AnyHandler = (...args: unknown[]) => unknown;
+
+/** What a response check needs from `ctx`. */
+export interface ResponseCheckContext {
+  /** The response status. */
+  readonly statusCode: number;
+  /** The request path, for the log line. */
+  path(): string;
+}
+
+/** Checks one result; never throws and never changes the result. */
+export type ResponseCheck = (result: unknown, ctx: ResponseCheckContext) => void;
+
+/**
+ * `responseCheck()` of `response_validation.ts`, installed when that module is evaluated. Only
+ * outside production does an endpoint check its results, so a production start-up never loads
+ * it: `api()` imports it at warmup otherwise, `@fw/application/compile` always.
+ */
+export const responseChecks: LatePart<
+  (meta: EndpointMeta, source: { readonly logger: Logger }) => ResponseCheck | undefined
+> = new LatePart(compilerPartMissing("response validation"));
 
 const TEXT_HEADERS: HeadersInit = { "content-type": "text/plain;charset=UTF-8" };
 const MEDIA_HEADERS = new Map<MediaType, HeadersInit>(
@@ -111,7 +131,7 @@ class CompiledEndpoint {
     this.#bodyOptional = meta.body?.optional === true;
     const kind = meta.returns?.schema?.kind;
     this.#negotiateEarly = kind === "object" || kind === "array";
-    this.#check = app.production ? undefined : responseCheck(meta, app);
+    this.#check = app.production ? undefined : responseChecks.require(this.#label)(meta, app);
     this.#shared = { route, app, status: meta.returns?.status ?? 200 };
     this.#app = app;
   }

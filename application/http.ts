@@ -9,7 +9,7 @@
 
 import type { AppContext, Plugin, RequestInfo, ServerInfo } from "@fw/runtime";
 import { type ProxyTrust, type TrustProxyOption, trustsNoProxy } from "./_proxy.ts";
-import { checkHealth, type HealthOptions, healthResponse, type HealthSettings } from "./_health.ts";
+import type { HealthOptions, HealthSettings } from "./_health.ts";
 
 export type { TrustProxyOption } from "./_proxy.ts";
 export type { HealthOptions } from "./_health.ts";
@@ -72,6 +72,9 @@ export interface HttpOptions {
   health?: boolean | HealthOptions;
 }
 
+/** The health routes' module, loaded at setup with the `health` option. */
+type HealthModule = typeof import("./_health.ts");
+
 interface Settings {
   port: number;
   hostname: string;
@@ -97,12 +100,14 @@ function duration(name: string, value: number | undefined, fallback: number): nu
 
 /**
  * Checks the options in order and resolves them. `compileTrust` (from `_trust_proxy.ts`) is
- * given when the `trustProxy` option is set.
+ * given when the `trustProxy` option is set, `health` (the health routes) when the `health`
+ * option is.
  */
 function check(
   options: HttpOptions,
   portEnv: string | undefined,
   compileTrust?: (option: unknown) => ProxyTrust | undefined,
+  health?: HealthModule,
 ): Settings {
   const port = options.port ?? (portEnv !== undefined ? Number(portEnv) : 8000);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -130,7 +135,7 @@ function check(
     signals: options.signals !== false,
     shutdownTimeoutMs: duration("shutdownTimeoutMs", options.shutdownTimeoutMs, 10_000),
     bodyTimeoutMs: duration("bodyTimeoutMs", options.bodyTimeoutMs, 30_000),
-    health: checkHealth(options.health),
+    health: health?.checkHealth(options.health),
   };
 }
 
@@ -159,6 +164,7 @@ export function http(options: HttpOptions = {}): Plugin {
   let settings: Settings;
   let server: Deno.HttpServer<Deno.NetAddr> | undefined;
   let onSignal: (() => void) | undefined;
+  let healthRoutes: HealthModule | undefined;
   /** Stops listening and waits for in-flight requests, up to `shutdownTimeoutMs`. */
   const drain = async (ctx: AppContext): Promise<void> => {
     const running = server;
@@ -189,11 +195,18 @@ export function http(options: HttpOptions = {}): Plugin {
           bodyTimeoutMs: settings.bodyTimeoutMs,
         });
       };
-      if (trustsNoProxy(options.trustProxy)) return apply(check(options, ctx.env("PORT")));
-      // the address and range parsing loads only when the option is given
-      return import("./_trust_proxy.ts").then(({ compileTrustProxy }) =>
-        apply(check(options, ctx.env("PORT"), compileTrustProxy))
-      );
+      const trust = !trustsNoProxy(options.trustProxy);
+      const health = options.health !== undefined && options.health !== false;
+      if (!trust && !health) return apply(check(options, ctx.env("PORT")));
+      // the address and range parsing, and the health routes, load only when their option is
+      // given
+      return Promise.all([
+        trust ? import("./_trust_proxy.ts") : undefined,
+        health ? import("./_health.ts") : undefined,
+      ]).then(([proxy, routes]) => {
+        healthRoutes = routes;
+        apply(check(options, ctx.env("PORT"), proxy?.compileTrustProxy, routes));
+      });
     },
     start(ctx: AppContext) {
       let info: ServerInfo = { hostname: settings.hostname, port: settings.port, url: "" };
@@ -210,7 +223,7 @@ export function http(options: HttpOptions = {}): Plugin {
         open ? dispatch(req, conn) : started!.then(() => dispatch(req, conn));
       const handler: Deno.ServeHandler<Deno.NetAddr> = health === undefined
         ? gated
-        : (req, conn) => healthResponse(health, req, state) ?? gated(req, conn);
+        : (req, conn) => healthRoutes!.healthResponse(health, req, state) ?? gated(req, conn);
       server = Deno.serve({
         port: settings.port,
         hostname: settings.hostname,

@@ -60,7 +60,7 @@ export type {
   OpenApiStreamExtension,
 } from "./openapi/types.ts";
 export { endpoint, isEndpoint } from "./endpoint.ts";
-export { matchedRoute } from "./_route_info.ts";
+export { matchedRoute } from "./_dispatch.ts";
 export {
   checkCorsOptions,
   checkRateLimitOptions,

@@ -6,6 +6,9 @@
  * Skipped for `HttpResponse` and `Response` results, `undefined` and `null`, strings that are not
  * JSON (a `.returns(String)` string is checked as a string), and statuses with no schema.
  *
+ * Loaded only outside production: `api()` imports it at warmup then, `@fw/application/compile`
+ * always; it installs `responseCheck` in `responseChecks` (`compile_endpoint.ts`).
+ *
  * @module
  */
 
@@ -19,17 +22,9 @@ import {
 } from "@fw/runtime";
 import type { EndpointMeta } from "./endpoint_types.ts";
 import { HttpResponse } from "./http_response.ts";
+import { type ResponseCheck, responseChecks } from "./compile_endpoint.ts";
 
-/** What the check needs from `ctx`. */
-export interface ResponseCheckContext {
-  /** The response status. */
-  readonly statusCode: number;
-  /** The request path, for the log line. */
-  path(): string;
-}
-
-/** Checks one result; never throws and never changes the result. */
-export type ResponseCheck = (result: unknown, ctx: ResponseCheckContext) => void;
+export type { ResponseCheck, ResponseCheckContext } from "./compile_endpoint.ts";
 
 interface Entry {
   readonly validate: Validator<unknown>;
@@ -102,3 +97,6 @@ export function responseCheck(
     source.logger.warn(`[response-validation] ${ctx.path()} — ${joinMessages(outcome.errors)}`);
   };
 }
+
+// compileEndpoint() builds its checks through this part outside production
+responseChecks.install(responseCheck);

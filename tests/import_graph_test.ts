@@ -92,13 +92,15 @@ Deno.test("importing @fw/application loads no npm package (no JOSE, Redis, YAML,
   }
 });
 
-Deno.test("optional parts live behind their own exports: @fw/application loads no OpenAPI generator, oauth(), telemetry(), rate-limit store, route loader or JSON Schema writer", async () => {
+Deno.test("optional parts live behind their own exports or load on demand: @fw/application loads no OpenAPI generator, response validation, health routes, oauth(), telemetry(), rate-limit store, route loader or JSON Schema writer", async () => {
   const loaded = await graph("../application/mod.ts");
   assert.ok(loaded.some((s) => s.endsWith("/application/api.ts")), "graph was read");
   for (
     const name of [
       "/application/openapi/document.ts",
       "/application/openapi/_serve.ts",
+      "/application/response_validation.ts",
+      "/application/_health.ts",
       "/application/policies/oauth.ts",
       "/application/policies/rate_limit_store.ts",
       "/application/telemetry/telemetry.ts",
@@ -108,9 +110,18 @@ Deno.test("optional parts live behind their own exports: @fw/application loads n
   ) {
     assert.ok(!loaded.some((s) => s.endsWith(name)), `${name} is not loaded`);
   }
-  // what api() loads when it needs it: the generator with api({ openapi }), the loader to scan
+  // what api() and http() load when they need it: the generator (api({ openapi }) in
+  // production: on the first request for its document), response validation (outside
+  // production), the loader to scan, the health routes (http({ health }))
   const all = await graph("../application/mod.ts", true);
-  for (const name of ["/application/openapi/document.ts", "/runtime/loader.ts"]) {
+  for (
+    const name of [
+      "/application/openapi/document.ts",
+      "/application/response_validation.ts",
+      "/runtime/loader.ts",
+      "/application/_health.ts",
+    ]
+  ) {
     assert.ok(all.some((s) => s.endsWith(name)), `${name} is reachable`);
   }
   const config = JSON.parse(
@@ -122,23 +133,35 @@ Deno.test("optional parts live behind their own exports: @fw/application loads n
   assert.equal(config.exports["./rate-limit"], "./policies/rate_limit_store.ts");
 });
 
-Deno.test("api().openapi() in production without api({ openapi }) names the import that loads the generator", async () => {
+Deno.test("api().openapi() in production names the import that loads the generator; api({ openapi }) loads it with the first request for its document", async () => {
   const script = `
     import { api, application, endpoint } from "@fw/application";
+    const info = { title: "T", version: "1" };
+    const attempt = (f) => { try { f(); console.log("built"); } catch (e) { console.log(e.message); } };
     const plugin = api({ autoScan: false }).route("GET", "/hi", endpoint().handle(() => "hi"));
     await application({ production: true }).use(plugin).warmup();
-    const info = { title: "T", version: "1" };
-    try { plugin.openapi({ info }); console.log("built"); } catch (e) { console.log(e.message); }
+    attempt(() => plugin.openapi({ info }));
+    const served = api({ autoScan: false, openapi: { ...info, docs: "/docs" } })
+      .route("GET", "/there", endpoint().handle(() => "there"));
+    const app = application({ production: true }).use(served);
+    await app.warmup();
+    attempt(() => served.openapi());
+    const res = await app.request("/openapi.json");
+    console.log(res.status, Object.keys((await res.json()).paths).join());
+    console.log(Object.keys(served.openapi().paths).join(), Object.keys(plugin.openapi({ info }).paths).join());
     await import("@fw/application/openapi");
-    console.log(Object.keys(plugin.openapi({ info }).paths).join());
     const dev = api({ autoScan: false }).route("GET", "/dev", endpoint().handle(() => "hi"));
     await application({ production: false }).use(dev).warmup();
     console.log(Object.keys(dev.openapi({ info }).paths).join());
   `;
   const { lines, stderr } = await evalLines(script);
+  const missing = (label: string) =>
+    `${label}: the OpenAPI generator is not loaded; in production it loads with the first request for the document of api({ openapi }), or import "@fw/application/openapi"`;
   assert.deepEqual(lines, [
-    'api().openapi(): the OpenAPI generator is not loaded; in production api() loads it at warmup only with api({ openapi }): configure that, or import "@fw/application/openapi"',
-    "/hi",
+    missing("api().openapi()"),
+    missing("api().openapi()"),
+    "200 /there",
+    "/there /hi",
     "/dev",
   ], stderr);
 });
@@ -229,28 +252,38 @@ Deno.test("importing @fw/application loads no stream or policy code until a rout
   }
 });
 
-Deno.test("compileEndpoint() names the missing import for a stream or policy route until that code loads", async () => {
+Deno.test("compileEndpoint() names the missing import for a stream or policy route, or response validation outside production, until that code loads", async () => {
   const script = `
     import { Container, createLogger, Int, Stream } from "@fw/runtime";
     import { endpoint } from "@fw/application";
     import { compileEndpoint } from "./application/compile_endpoint.ts";
     const stream = endpoint().returns(Stream({ n: Int })).handle(async function* () { yield { n: 1 }; });
     const cors = endpoint().cors({ origin: "https://app.example" }).handle(() => "hi");
-    const app = { container: new Container(), logger: createLogger({ level: "error" }), http: {} };
-    const attempt = (def, route) => {
+    const checked = endpoint().returns({ n: Int }).handle(() => ({ n: 1 }));
+    const base = { container: new Container(), logger: createLogger({ level: "error" }), http: {} };
+    const production = { ...base, production: true };
+    const attempt = (def, route, app = production) => {
       try { return typeof compileEndpoint(def, { method: "GET", route, app }); }
       catch (e) { return e.message; }
     };
     console.log(attempt(stream, "/ticks"));
     console.log(attempt(cors, "/hi"));
+    console.log(attempt(checked, "/n"));
+    console.log(attempt(checked, "/n", base));
     await import("@fw/application/compile");
     console.log(attempt(stream, "/ticks"));
     console.log(attempt(cors, "/hi"));
+    console.log(attempt(checked, "/n", base));
   `;
   const { lines, stderr } = await evalLines(script);
+  const missing = (route: string, what: string) =>
+    `Cannot compile route "GET ${route}": the ${what} code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"`;
   assert.deepEqual(lines, [
-    'Cannot compile route "GET /ticks": the stream code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
-    'Cannot compile route "GET /hi": the policy code is not loaded; api() loads it at warmup, a direct caller of compileEndpoint() imports it from "@fw/application/compile"',
+    missing("/ticks", "stream"),
+    missing("/hi", "policy"),
+    "function",
+    missing("/n", "response validation"),
+    "function",
     "function",
     "function",
   ], stderr);

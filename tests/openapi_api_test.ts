@@ -149,6 +149,11 @@ Deno.test("api({ openapi }) in production builds the document on its first reque
       .route("GET", "/users/:id", endpoint().params({ id: Int }).handle((ctx) => ctx.params));
   const dev = application({ logger: silent, production: false }).use(good());
   const prod = application({ logger: silent, production: true }).use(good());
+  await prod.warmup(); // the routes are there before the code that serves them is loaded
+  const methodNotAllowed = await prod.request("/openapi.json", { method: "POST" });
+  assert.equal(methodNotAllowed.status, 405);
+  assert.equal(methodNotAllowed.headers.get("allow"), "GET, HEAD, OPTIONS");
+  await methodNotAllowed.body?.cancel();
   const devDoc = await (await dev.request("/openapi.json")).json();
   const res = await prod.request("/openapi.json");
   assert.equal(res.status, 200);
@@ -156,6 +161,14 @@ Deno.test("api({ openapi }) in production builds the document on its first reque
   const page = await prod.request("/docs");
   assert.equal(page.status, 200);
   assert.match(await page.text(), /<title>T: API documentation<\/title>/);
+  for (const path of ["/openapi.json", "/docs", "/docs/init.js", "/docs/favicon.svg"]) {
+    for (const method of ["GET", "HEAD"]) {
+      const [a, b] = await Promise.all([dev, prod].map((app) => app.request(path, { method })));
+      assert.equal(b.status, a.status, `${method} ${path}`);
+      assert.deepEqual([...b.headers], [...a.headers], `${method} ${path}`);
+      assert.equal(await b.text(), await a.text(), `${method} ${path}`);
+    }
+  }
 
   const sink = new MemorySink();
   const bad = application({ logger: createLogger({ level: "error", sink }), production: true })

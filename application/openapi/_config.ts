@@ -1,7 +1,8 @@
 /**
  * Checks the OpenAPI options of `api().openapi()` and the `api({ openapi })` configuration, so
- * that a mistake fails at once, naming the option; and holds the generator for `api()`
- * without loading it (`generator`).
+ * that a mistake fails at once, naming the option; holds the generator for `api()` without
+ * loading it (`generator`); and names the paths `api({ openapi })` serves (`openApiPaths()`), so
+ * that `api()` registers them without loading the code that serves them.
  *
  * @module
  */
@@ -25,12 +26,12 @@ export type DocumentGenerator = (
 
 /**
  * `openApiDocument()`, installed by `document.ts` when it is evaluated. `api()` imports that
- * module at warmup when it serves a document (`api({ openapi })`) or the application is not in
- * production, so a production start-up without `openapi` never loads the generator (about 30 KB
- * of code); importing `@fw/application/openapi` loads it too.
+ * module at warmup outside production; in production, with `api({ openapi })`, on the first
+ * request for the document or its page. So a production start-up never loads the generator
+ * (about 30 KB of code); importing `@fw/application/openapi` loads it too.
  */
 export const generator: LatePart<DocumentGenerator> = new LatePart((label) =>
-  `${label}: the OpenAPI generator is not loaded; in production api() loads it at warmup only with api({ openapi }): configure that, or import "@fw/application/openapi"`
+  `${label}: the OpenAPI generator is not loaded; in production it loads with the first request for the document of api({ openapi }), or import "@fw/application/openapi"`
 );
 
 /** `api({ openapi })` after checking: what to document and where to serve it. */
@@ -41,6 +42,30 @@ export interface ResolvedOpenApiConfig {
   readonly path: string | undefined;
   /** Path of the documentation page below the prefix, if any. */
   readonly docs: string | undefined;
+}
+
+/** The paths of the documentation page below `docs` (`""` is the page itself). */
+export const DOCS_FILES: readonly string[] = [
+  "swagger-ui.css",
+  "swagger-ui-bundle.js",
+  "favicon.svg",
+  "init.js",
+  "",
+];
+
+/**
+ * The paths `api({ openapi })` serves: the JSON document, then the documentation page's files
+ * and the page when `docs` is given.
+ *
+ * @param prefix The plugin's prefix.
+ * @param config The checked configuration.
+ * @returns The full paths (none when the document is not served).
+ */
+export function openApiPaths(prefix: string, config: ResolvedOpenApiConfig): string[] {
+  if (config.path === undefined) return [];
+  if (config.docs === undefined) return [prefix + config.path];
+  const docs = prefix + config.docs;
+  return [prefix + config.path, ...DOCS_FILES.map((file) => file ? `${docs}/${file}` : docs)];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>

@@ -8,6 +8,8 @@
 
 import type { Plugin } from "@fw/runtime";
 import type { OpenApiDocument } from "./types.ts";
+// the generator: api() loads it at warmup only outside production (NODE_ENV may say production)
+import "./document.ts";
 
 /** One document to write. */
 export interface OpenApiFile {

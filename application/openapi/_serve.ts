@@ -1,55 +1,52 @@
 /**
- * Serves what `api({ openapi })` asks for: the JSON document and, with `docs`, the Swagger UI
- * page. The page's module (and the npm package it reads) is loaded on the first request for the
- * page or one of its files.
+ * The handlers of what `api({ openapi })` serves: the JSON document and, with `docs`, the
+ * Swagger UI page and its files, one for each path of `openApiPaths()`. `api()` registers those
+ * paths at warmup and imports this module (and with it the generator) then in development, where
+ * it builds the document at once, and on the first request for one of them in production, so a
+ * production start-up loads neither. The page's module (and the npm package it reads) is loaded
+ * on the first request for the page or one of its files.
  *
  * @module
  */
 
 import { JSON_TYPE } from "../_errors.ts";
-import type { AppContext, RouteHandler } from "@fw/runtime";
-import type { ResolvedOpenApiConfig } from "./_config.ts";
+import type { RouteHandler } from "@fw/runtime";
+import { DOCS_FILES, type ResolvedOpenApiConfig } from "./_config.ts";
 import type { OpenApiDocument } from "./types.ts";
 // the generator comes with this module: api() builds the document it serves through its hook
 import "./document.ts";
 
-const SOURCE = "api({ openapi })";
-
 /**
- * Adds the OpenAPI routes to the application.
+ * The handlers of the OpenAPI routes by path (the paths of `openApiPaths()`).
  *
- * @param ctx The application context.
  * @param prefix The plugin's prefix.
- * @param config The checked configuration.
+ * @param config The checked configuration (with a `path`).
  * @param document The document to serve, or a function that builds it on the first request for
  *   it (its JSON text is then kept).
+ * @returns A handler for each path.
  */
-export function serveOpenApi(
-  ctx: AppContext,
+export function openApiHandlers(
   prefix: string,
   config: ResolvedOpenApiConfig,
   document: OpenApiDocument | (() => OpenApiDocument),
-): void {
-  if (config.path === undefined) return;
+): Map<string, RouteHandler> {
   const specPath = prefix + config.path;
   const text = () =>
     JSON.stringify(typeof document === "function" ? document() : document, null, 2);
   let json = typeof document === "function" ? undefined : text() + "\n";
-  ctx.addRoute({
-    method: "GET",
-    path: specPath,
-    source: SOURCE,
-    handler: () =>
+  const handlers = new Map<string, RouteHandler>([[
+    specPath,
+    () =>
       new Response(json ??= text() + "\n", {
         headers: {
           "content-type": JSON_TYPE,
           "cache-control": "no-cache",
         },
       }),
-  });
-  if (config.docs === undefined) return;
-  // The page's module loads on the first request for one of its paths, not at start-up: these
-  // routes stand for those `docsRoutes()` makes (the same paths) and hand each request on.
+  ]]);
+  if (config.docs === undefined) return handlers;
+  // The page's module loads on the first request for one of its paths: these handlers stand
+  // for those `docsRoutes()` makes (the same paths) and hand each request on.
   const path = prefix + config.docs;
   const options = {
     path,
@@ -63,14 +60,7 @@ export function serveOpenApi(
       new Map(docsRoutes(options).map((r) => [r.path, r.handler]))
     );
   for (const p of DOCS_FILES.map((file) => file ? `${path}/${file}` : path)) {
-    ctx.addRoute({
-      method: "GET",
-      path: p,
-      source: SOURCE,
-      handler: (...args: Parameters<RouteHandler>) => load().then((m) => m.get(p)!(...args)),
-    });
+    handlers.set(p, (...args) => load().then((m) => m.get(p)!(...args)));
   }
+  return handlers;
 }
-
-/** The paths of the page below `docs` (`""` is the page itself), as `docsRoutes()` serves them. */
-const DOCS_FILES = ["swagger-ui.css", "swagger-ui-bundle.js", "favicon.svg", "init.js", ""];

@@ -1,23 +1,13 @@
 /**
- * What `oauth()` tells `.secure()` about a request whose token it could not verify, and what
- * `oauth()` shares with its verifier (`_oauth_verifier.ts`, loaded at setup): the option errors and
- * the identity of a verified token. Internal.
+ * What `oauth()` shares with its verifier (`_oauth_verifier.ts`, loaded at setup): the option
+ * errors and the identity of a verified token. What the verifier tells `.secure()` about a token
+ * it rejected (`authFailures`) is in `secure.ts`, so a route policy does not load this module.
+ * Internal.
  *
  * @module
  */
 
 import type { AuthUser } from "@fw/runtime";
-
-/** Why a bearer token was not accepted. */
-export interface AuthFailure {
-  /** 401 for a bad token, 503 when the signing keys could not be fetched. */
-  readonly status: 401 | 503;
-  /** A short reason for `WWW-Authenticate: Bearer error_description`. */
-  readonly description: string;
-}
-
-/** Failed verifications by request, set by the `oauth()` middleware. */
-export const authFailures: WeakMap<Request, AuthFailure> = new WeakMap();
 
 /** Throws the `TypeError` of an invalid `oauth()` option. */
 export function invalidOAuth(detail: string): never {

@@ -16,16 +16,10 @@ import {
   runInContext,
   systemClock,
 } from "@fw/runtime";
-import {
-  type AuthFailure,
-  authFailures,
-  invalidOAuth,
-  nonNegative,
-  userFromClaims,
-} from "./_auth.ts";
-import { type ContextProvider, contextProviders } from "../_context_providers.ts";
+import { invalidOAuth, nonNegative, userFromClaims } from "./_auth.ts";
+import { type AuthFailure, authFailures } from "./secure.ts";
 import { TokenCache } from "./_token_cache.ts";
-import { requestHeader } from "../_request_header.ts";
+import { type ContextProvider, contextProviders, requestHeader } from "../_dispatch.ts";
 
 type KeySource = Parameters<typeof Jose.jwtVerify>[1];
 

@@ -15,7 +15,7 @@
 
 import type { CorsOptions } from "../endpoint_types.ts";
 import { DEFAULT_CORS_MAX_AGE } from "./_options.ts";
-import { requestHeader } from "../_request_header.ts";
+import { requestHeader } from "../_dispatch.ts";
 
 export { checkCorsOptions, DEFAULT_CORS_MAX_AGE } from "./_options.ts";
 

@@ -10,14 +10,27 @@
  * `(user, ctx) => boolean | Promise<boolean>` runs after the scope and role checks and sees the
  * raw (not yet validated) params; an exception it throws answers as usual (its status, or 500).
  *
+ * `oauth()`'s verifier records here why it rejected a request's token (`authFailures`), for the
+ * `WWW-Authenticate` header.
+ *
  * @module
  */
 
 import { type AuthUser, tryContext } from "@fw/runtime";
 import { jsonError } from "../_errors.ts";
-import { authFailures } from "./_auth.ts";
 import type { Guard, SecureMeta } from "../endpoint_types.ts";
 import type { BaseContext } from "../request_context.ts";
+
+/** Why a bearer token was not accepted. */
+export interface AuthFailure {
+  /** 401 for a bad token, 503 when the signing keys could not be fetched. */
+  readonly status: 401 | 503;
+  /** A short reason for `WWW-Authenticate: Bearer error_description`. */
+  readonly description: string;
+}
+
+/** Failed verifications by request, set by the `oauth()` middleware. */
+export const authFailures: WeakMap<Request, AuthFailure> = new WeakMap();
 
 function quoted(value: string): string {
   return `"${value.replace(/["\\]/g, "")}"`;

@@ -8,7 +8,7 @@
  */
 
 import { type Span, SPAN_KEY } from "@fw/runtime";
-import { streamSpans } from "../_route_info.ts";
+import { streamSpans } from "../_dispatch.ts";
 import type { StreamRequestContext } from "./_context.ts";
 import type { CloseInfo } from "./websocket.ts";
 

@@ -20,8 +20,7 @@ import {
   type Tracer,
   tryContext,
 } from "@fw/runtime";
-import { matchedRoute, streamSpans } from "../_route_info.ts";
-import { pathOf, setTraceId, urlOf } from "../_dispatch.ts";
+import { matchedRoute, pathOf, setTraceId, streamSpans, urlOf } from "../_dispatch.ts";
 
 /** What the middleware records. */
 export interface HttpTelemetry {
