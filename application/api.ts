@@ -15,7 +15,6 @@ import {
   type LoaderManifest,
   type ModuleMap,
   type Plugin,
-  type RouteHandler,
   type SchemaLike,
   type SchemaNode,
   toSchemaNode,
@@ -34,6 +33,7 @@ import {
   type ResolvedOpenApiConfig,
 } from "./openapi/_config.ts";
 import { parsePattern } from "./router/router.ts";
+import { handlersOnDemand } from "./_late.ts";
 
 /** Options of {@linkcode api}. */
 export interface ApiOptions {
@@ -340,19 +340,14 @@ export function api(options: ApiOptions = {}): ApiPlugin {
         const build = () => documentOf(openapi.options, OPENAPI_SOURCE);
         const handlersOf = ({ openApiHandlers }: typeof import("./openapi/_serve.ts")) =>
           openApiHandlers(prefix, openapi, ctx.production ? build : build());
-        const ready = ctx.production ? undefined : handlersOf(await import("./openapi/_serve.ts"));
-        let loading: Promise<Map<string, RouteHandler>> | undefined;
-        for (const path of openApiPaths(prefix, openapi)) {
-          ctx.addRoute({
-            method: "GET",
-            path,
-            source: OPENAPI_SOURCE,
-            handler: ready?.get(path) ??
-              ((...args) =>
-                (loading ??= import("./openapi/_serve.ts").then(handlersOf)).then((handlers) =>
-                  handlers.get(path)!(...args)
-                )),
-          });
+        const handlers = ctx.production
+          ? handlersOnDemand(
+            openApiPaths(prefix, openapi),
+            () => import("./openapi/_serve.ts").then(handlersOf),
+          )
+          : handlersOf(await import("./openapi/_serve.ts"));
+        for (const [path, handler] of handlers) {
+          ctx.addRoute({ method: "GET", path, source: OPENAPI_SOURCE, handler });
         }
       } else if (!ctx.production) {
         // api().openapi() and `generate` call the generator in development and tests

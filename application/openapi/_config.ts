@@ -45,7 +45,7 @@ export interface ResolvedOpenApiConfig {
 }
 
 /** The paths of the documentation page below `docs` (`""` is the page itself). */
-export const DOCS_FILES: readonly string[] = [
+const DOCS_FILES: readonly string[] = [
   "swagger-ui.css",
   "swagger-ui-bundle.js",
   "favicon.svg",

@@ -11,7 +11,8 @@
 
 import { JSON_TYPE } from "../_errors.ts";
 import type { RouteHandler } from "@fw/runtime";
-import { DOCS_FILES, type ResolvedOpenApiConfig } from "./_config.ts";
+import { openApiPaths, type ResolvedOpenApiConfig } from "./_config.ts";
+import { handlersOnDemand } from "../_late.ts";
 import type { OpenApiDocument } from "./types.ts";
 // the generator comes with this module: api() builds the document it serves through its hook
 import "./document.ts";
@@ -20,47 +21,43 @@ import "./document.ts";
  * The handlers of the OpenAPI routes by path (the paths of `openApiPaths()`).
  *
  * @param prefix The plugin's prefix.
- * @param config The checked configuration (with a `path`).
+ * @param config The checked configuration.
  * @param document The document to serve, or a function that builds it on the first request for
  *   it (its JSON text is then kept).
- * @returns A handler for each path.
+ * @returns A handler for each path (none without a `path`).
  */
 export function openApiHandlers(
   prefix: string,
   config: ResolvedOpenApiConfig,
   document: OpenApiDocument | (() => OpenApiDocument),
 ): Map<string, RouteHandler> {
-  const specPath = prefix + config.path;
+  const [specPath, ...pagePaths] = openApiPaths(prefix, config);
+  const handlers = new Map<string, RouteHandler>();
+  // no `path`: the document is written by `generate` only, not served
+  if (specPath === undefined) return handlers;
   const text = () =>
     JSON.stringify(typeof document === "function" ? document() : document, null, 2);
   let json = typeof document === "function" ? undefined : text() + "\n";
-  const handlers = new Map<string, RouteHandler>([[
-    specPath,
-    () =>
-      new Response(json ??= text() + "\n", {
-        headers: {
-          "content-type": JSON_TYPE,
-          "cache-control": "no-cache",
-        },
-      }),
-  ]]);
+  handlers.set(specPath, () =>
+    new Response(json ??= text() + "\n", {
+      headers: { "content-type": JSON_TYPE, "cache-control": "no-cache" },
+    }));
   if (config.docs === undefined) return handlers;
-  // The page's module loads on the first request for one of its paths: these handlers stand
-  // for those `docsRoutes()` makes (the same paths) and hand each request on.
-  const path = prefix + config.docs;
+  // The page's module (and the npm package it reads) loads on the first request for one of its
+  // paths: these handlers stand for those `docsRoutes()` makes (the same paths).
   const options = {
-    path,
+    path: prefix + config.docs,
     specUrl: specPath,
     title: config.options.info.title,
     servers: config.options.servers?.map((s) => s.url) ?? [],
   };
-  let page: Promise<Map<string, RouteHandler>> | undefined;
-  const load = () =>
-    page ??= import("./_docs.ts").then(({ docsRoutes }) =>
-      new Map(docsRoutes(options).map((r) => [r.path, r.handler]))
-    );
-  for (const p of DOCS_FILES.map((file) => file ? `${path}/${file}` : path)) {
-    handlers.set(p, (...args) => load().then((m) => m.get(p)!(...args)));
-  }
+  const page = handlersOnDemand(
+    pagePaths,
+    () =>
+      import("./_docs.ts").then(({ docsRoutes }) =>
+        new Map(docsRoutes(options).map((r) => [r.path, r.handler]))
+      ),
+  );
+  for (const [path, handler] of page) handlers.set(path, handler);
   return handlers;
 }
