@@ -40,8 +40,11 @@ export class Invocation implements Message {
   readonly ack: () => void;
   /** Internal: the delivery. */
   readonly _delivery: Delivery;
-  /** Internal: clock time when the handler started. */
-  readonly _start: number;
+  /**
+   * Internal: clock time when the handler started; `NaN` until a consumer that stamps starts per
+   * tick stamps it (then a time no earlier than the real start, see `_start_stamps.ts`).
+   */
+  _start: number;
   /** Internal: its DI scope, when it injects providers. */
   _scope: Scope | undefined;
   /** Internal: the attempt's span, when tracing is on. */

@@ -37,6 +37,12 @@ import { type Envelope, envelopeProblem } from "./envelope.ts";
 import type { HandlerDefinition, ResolvedHandlerOptions } from "./handler_types.ts";
 import { retryDelay } from "./backoff.ts";
 import { Invocation, type InvocationHost } from "./_invocation.ts";
+import {
+  type Stampable,
+  STAMPED_TIMEOUT_MIN_MS,
+  type StartStamps,
+  startStampsOf,
+} from "./_start_stamps.ts";
 import type { Admission, Delivery, Subscription, Transport } from "./transport.ts";
 
 /** Values of the async context inside a handler. */
@@ -119,6 +125,12 @@ function matches(filter: Readonly<Record<string, string>>, attrs: Record<string,
  * that injects; a settle reads the clock only when the duration is recorded (a meter), logged
  * (`info`) or a failure is handled, and that time is reused as the start time of the delivery it
  * lets in; time-outs share one timer; the completion entry is built only when its level is on.
+ *
+ * A consumer that records no durations (no meter, `info` off, when it is made) and whose
+ * `timeout` is at least {@linkcode STAMPED_TIMEOUT_MIN_MS} does not read the clock when a handler
+ * starts: its invocations are stamped once per tick (`_start_stamps.ts`) with a time no earlier
+ * than their start, so a time-out never fires early and fires at most a tick late, and the
+ * duration of a failure line is a lower bound, 0 for a failure within the tick it started in.
  */
 export class Consumer {
   readonly #o: ConsumerOptions;
@@ -133,6 +145,12 @@ export class Consumer {
   readonly #manual: boolean;
   /** Durations are recorded (a meter other than the no-op one). */
   readonly #metered: boolean;
+  /** Starts are stamped per tick (these stamps), not read per start; else `undefined`. */
+  readonly #stamps: StartStamps | undefined;
+  /** The first invocation of the time-out list still waiting for its stamp (the rest follow). */
+  #unstamped: Invocation | undefined;
+  /** A stamp is requested and not yet taken. */
+  #stampAsked = false;
   readonly #queue: Delivery[] = [];
   #head = 0;
   #running = 0;
@@ -162,6 +180,10 @@ export class Consumer {
     this.#opts = options.definition.options;
     this.#manual = options.definition.options.ack === "manual";
     this.#metered = options.meter !== noopMeter;
+    this.#stamps = this.#metered || options.logger.enabled("info") ||
+        this.#opts.timeout < STAMPED_TIMEOUT_MIN_MS
+      ? undefined
+      : startStampsOf(options.clock);
     const t = this.#topic;
     this.#trace = options.tracer === undefined ? undefined : {
       tracer: options.tracer,
@@ -241,7 +263,7 @@ export class Consumer {
     }
     const { concurrency, queueLimit } = this.#opts;
     if (concurrency === 0 || this.#running < concurrency) {
-      this.#run(d, this.#clock.now());
+      this.#run(d, this.#stamps === undefined ? this.#clock.now() : NaN);
       return "accepted";
     }
     if (queueLimit === 0 || this.queued < queueLimit || d.attempt > 1) {
@@ -262,7 +284,7 @@ export class Consumer {
 
   /**
    * Starts queued deliveries while slots are free; `now` is the clock time of the caller, when it
-   * read the clock (else it is read for the first delivery started).
+   * read the clock (else it is read for the first delivery started, or left `NaN` for the stamp).
    */
   #pump(now: number | undefined): void {
     const limit = this.#opts.concurrency;
@@ -278,7 +300,7 @@ export class Consumer {
         queue.splice(0, this.#head);
         this.#head = 0;
       }
-      this.#run(next, now ??= this.#clock.now());
+      this.#run(next, now ??= this.#stamps === undefined ? this.#clock.now() : NaN);
     }
     this.#checkIdle();
   }
@@ -292,7 +314,7 @@ export class Consumer {
     }
   }
 
-  /** Runs one delivery; `now` is the clock time it starts at. */
+  /** Runs one delivery; `now` is the clock time it starts at (`NaN`: stamped at the next tick). */
   #run(d: Delivery, now: number): void {
     this.#running++;
     const env = d.envelope;
@@ -381,7 +403,9 @@ export class Consumer {
     let duration = 0;
     if (error !== undefined || this.#metered || o.logger.enabled("info")) {
       now = this.#clock.now();
-      duration = now - inv._start;
+      // unstamped: it started within the current tick
+      const start = inv._start;
+      if (start === start) duration = now - start;
       this.#m.duration.record(duration);
     }
     if (inv._scope) this.#dispose(inv._scope);
@@ -448,31 +472,55 @@ export class Consumer {
   // Time-outs: the timeout is the same for every invocation of this consumer, so deadlines grow
   // in start order. Invocations form a list in start order (linked through `_next`, no array to
   // grow and shrink per message); one timer, armed for the oldest unsettled one, serves them all.
+  // Unstamped invocations (start `NaN`) are the tail of the list from `#unstamped` on: the stamp
+  // sets them all and arms the timer, which is not armed for an unstamped one.
   #track(inv: Invocation): void {
     if (this.#tLast === undefined) this.#tFirst = inv;
     else this.#tLast._next = inv;
     this.#tLast = inv;
+    if (inv._start !== inv._start && this.#unstamped === undefined) {
+      this.#unstamped = inv;
+      if (!this.#stampAsked) {
+        this.#stampAsked = true;
+        this.#stamps!.request(this.#stampTaker);
+      }
+    }
     if (this.#timer === undefined) this.#arm();
+  }
+
+  /** What `StartStamps` hands the stamp to. */
+  readonly #stampTaker: Stampable = { stamp: (now) => this.#stamp(now) };
+
+  /** Takes the time read after its unstamped invocations started. */
+  #stamp(now: number): void {
+    this.#stampAsked = false;
+    for (let inv = this.#unstamped; inv !== undefined; inv = inv._next) inv._start = now;
+    this.#unstamped = undefined;
+    if (this.#timer === undefined) this.#arm();
+  }
+
+  /** Unlinks the first invocation of the list (the caller checked there is one). */
+  #unlinkFirst(): Invocation {
+    const first = this.#tFirst!;
+    const next = first._next;
+    if (first === this.#unstamped) this.#unstamped = next;
+    first._next = undefined;
+    this.#tFirst = next;
+    if (next === undefined) this.#tLast = undefined;
+    return first;
   }
 
   /** Unlinks the settled invocations at the front of the list (they finish mostly in order). */
   #dropSettled(): void {
-    let first = this.#tFirst;
-    while (first !== undefined && first._settled) {
-      const next = first._next;
-      first._next = undefined;
-      first = next;
-    }
-    this.#tFirst = first;
-    if (first === undefined) this.#tLast = undefined;
+    while (this.#tFirst !== undefined && this.#tFirst._settled) this.#unlinkFirst();
   }
 
-  /** Arms the timer for the oldest unsettled invocation, unless it is armed already. */
+  /** Arms the timer for the oldest unsettled invocation, unless it is armed already or unstamped. */
   #arm(): void {
     if (this.#timer !== undefined) return;
     this.#dropSettled();
     const first = this.#tFirst;
-    if (first === undefined) return;
+    if (first === undefined || first._start !== first._start) return;
     const clock = this.#clock;
     this.#timer = clock.setTimeout(
       this.#onTimer,
@@ -486,12 +534,10 @@ export class Consumer {
     const timeout = this.#opts.timeout;
     for (;;) {
       const first = this.#tFirst;
+      // (an unstamped start is NaN: never due)
       if (first === undefined || !(first._settled || first._start + timeout <= now)) break;
       // Unlink before timing out: settling it runs code that may look at the list.
-      this.#tFirst = first._next;
-      if (this.#tFirst === undefined) this.#tLast = undefined;
-      first._next = undefined;
-      first._timeOut(timeout);
+      this.#unlinkFirst()._timeOut(timeout);
     }
     this.#arm();
   };
@@ -500,6 +546,10 @@ export class Consumer {
     if (this.#timer !== undefined) {
       this.#clock.clearTimeout(this.#timer);
       this.#timer = undefined;
+    }
+    if (this.#stampAsked) {
+      this.#stampAsked = false;
+      this.#stamps!.withdraw(this.#stampTaker);
     }
   }
 

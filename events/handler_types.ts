@@ -20,7 +20,11 @@ export interface HandlerOptions {
   maxBackoff?: number;
   /** Random reduction of each retry delay, as a fraction (default 0.1; 0 gives exact 1 s, 2 s, 4 s). */
   jitter?: number;
-  /** Handler time-out in ms (default 30000); `msg.signal` aborts when it passes. */
+  /**
+   * Handler time-out in ms (default 30000); `msg.signal` aborts when it passes, never earlier.
+   * With no meter and logs at `warn` or above, a time-out of 1000 or more counts from a start
+   * noted once per 10 ms tick, and may fire up to 10 ms late.
+   */
   timeout?: number;
   /** Maximum concurrent invocations per instance; 0 (default) is unlimited. */
   concurrency?: number;
