@@ -130,12 +130,25 @@ export class StreamReader {
   }
 
   async #connect(): Promise<RedisClient> {
-    this.#client ??= await this.redis.dedicated();
-    if (this.#clientId === undefined) {
-      await this.#send(this.#client, ["CLIENT", "SETNAME", this.options.name]);
-      this.#clientId = String(await this.#send(this.#client, ["CLIENT", "ID"]));
+    if (this.#client === undefined) {
+      const client = this.#client = await this.redis.dedicated();
+      // A connection lost between two reads comes back on its own (node-redis reconnects) and no
+      // command fails: the reader still marks its topics interrupted (a gap then found is
+      // "disconnected", not "trimmed") and names the new connection again.
+      const lost = () => {
+        this.#clientId = undefined;
+        for (const t of this.topics.values()) t.interrupted = true;
+      };
+      client.on("error", lost);
+      client.on("end", lost);
+      client.on("reconnecting", lost);
     }
-    return this.#client;
+    const client = this.#client;
+    if (this.#clientId === undefined) {
+      await this.#send(client, ["CLIENT", "SETNAME", this.options.name]);
+      this.#clientId = String(await this.#send(client, ["CLIENT", "ID"]));
+    }
+    return client;
   }
 
   /** A connection command, on a cluster to the node of this reader's slot. */

@@ -273,6 +273,46 @@ Deno.test("kvStream() reports messages trimmed while its reader was offline as a
   });
 });
 
+Deno.test("kvStream() reports a gap as disconnected when its connection dropped between two reads", async () => {
+  await withPrefix(async (prefix) => {
+    const redis = await openRedis("test", { url: URL });
+    let release = () => {};
+    const gate = { open: Promise.resolve() };
+    const subscriber = kvStream({
+      client: {
+        ...gated(redis.main, { open: Promise.resolve() }),
+        duplicate: () => gated(redis.main.duplicate(), gate),
+      },
+      keyPrefix: prefix,
+      maxLen: 5,
+    });
+    const publisher = kvStream({ url: URL, keyPrefix: prefix, maxLen: 5 });
+    try {
+      const got: number[] = [], gaps: RealtimeGap[] = [];
+      const ids: string[] = [];
+      await subscriber.subscribe(Tick, (m) => {
+        got.push(n(m));
+        ids.push(m.id);
+        // the reader's next read waits here, so no command is in flight when the connection goes
+        if (n(m) === 0) gate.open = new Promise((resolve) => release = resolve);
+      }, { onGap: (g) => void gaps.push(g) });
+      await publisher.publish(Tick, { n: 0 });
+      await until(() => got.length === 1, "the first message");
+      assert.equal(await killClients(`fw:kvstream:${prefix}`), 1);
+      for (let i = 1; i <= 300; i++) await publisher.publish(Tick, { n: i });
+      release();
+      await until(() => got.includes(300), "the newest message after the reconnect");
+      assert.deepEqual(gaps, [{ topic: "tick", after: ids[0], reason: "disconnected" }]);
+      assert.ok(!got.includes(1), "message 1 was trimmed while offline");
+    } finally {
+      release();
+      await subscriber.close();
+      await publisher.close();
+      await redis.close();
+    }
+  });
+});
+
 Deno.test("kvStream() delivers a burst larger than maxLen to a live subscriber without a gap", async () => {
   await withPrefix(async (prefix) => {
     const broker = kvStream({ url: URL, keyPrefix: prefix, maxLen: 5 });
