@@ -27,19 +27,25 @@
  * loaded machine barely moves, for comparing changes while others use the machine (the ratios of
  * instructions are not those of times: waiting costs no instructions).
  *
+ * `--js` adds `fw (JS)` and `examples/app (JS)`: the same programs with every local module
+ * transpiled to plain JavaScript beforehand (`_as_js.ts`), which shows in the same run what Deno's
+ * loading of TypeScript (the cached emit and its inline source map) costs each of them.
+ *
  * Options: `--rounds <n>` (default 7), `--only <names>` (comma-separated, for example
- * `--only bare,fw`), `--instructions`.
+ * `--only bare,fw`), `--instructions`, `--js`.
  *
  * @module
  */
 
+import { stopTranspiler, writeAsJs } from "./_as_js.ts";
 import { startCounted } from "./_callgrind.ts";
 import { checkBaseline, loadAverage, verdict } from "./_quiet.ts";
 import { median } from "./_stats.ts";
 
 const countInstructions = Deno.args.includes("--instructions");
+const asJs = Deno.args.includes("--js");
 const args = Object.fromEntries(
-  Deno.args.filter((a) => a !== "--instructions").map((a, i, all) =>
+  Deno.args.filter((a) => a !== "--instructions" && a !== "--js").map((a, i, all) =>
     a.startsWith("--") ? [a.slice(2), all[i + 1]] : []
   )
     .filter((x) => x.length),
@@ -63,7 +69,17 @@ const ALL: Subject[] = [
   { name: "examples/streams", entry: "examples/streams/src/main.ts", path: "/stats" },
 ];
 const only = (args.only as string | undefined)?.split(",");
-const subjects = only ? ALL.filter((s) => only.includes(s.name)) : ALL;
+const subjects = only ? ALL.filter((s) => only.includes(s.name)) : [...ALL];
+/** Where `--js` writes its copies (removed at the end). */
+const JS_DIR = ".tmp/bench-js";
+if (asJs) {
+  for (const s of subjects.filter((s) => s.name === "fw" || s.name === "examples/app")) {
+    const entry = await writeAsJs(root, s.entry, `${JS_DIR}/${s.name.replace("/", "-")}`);
+    subjects.push({ name: `${s.name} (JS)`, entry, path: s.path });
+  }
+  await stopTranspiler();
+  addEventListener("unload", () => Deno.removeSync(new URL(JS_DIR, root), { recursive: true }));
+}
 
 let nextPort = 18900;
 
