@@ -9,8 +9,6 @@
  * @module
  */
 
-import { jetstream } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/transport-node";
 import { type KV, Kvm, type KvOptions } from "@nats-io/kv";
 import {
   parseScheduleRecord,
@@ -19,13 +17,8 @@ import {
   type StoredSchedule,
 } from "../../schedule/store.ts";
 
-/**
- * How long a key-value call may wait for JetStream's answer. nats.js's default, 5 s, was seen to
- * run out once for a `create` on a local server under the load of the whole parallel test suite;
- * a schedule write that times out is retried at the next tick anyway, so waiting longer costs
- * nothing and spares a spurious error.
- */
-const KV_TIMEOUT_MS = 15_000;
+/** A NATS connection (or JetStream client), as `Kvm` takes it. */
+type Connection = ConstructorParameters<typeof Kvm>[0];
 
 /** JetStream's "wrong last sequence": the key changed (or exists) since it was read. */
 const WRONG_LAST_SEQUENCE = 10071;
@@ -44,7 +37,7 @@ function keyOf(name: string): string {
 
 /** Schedule state in a NATS key-value bucket. */
 export class NatsScheduleStore implements ScheduleStore {
-  readonly #nc: () => Promise<NatsConnection>;
+  readonly #nc: () => Promise<Connection>;
   readonly #bucket: string;
   readonly #replicas: number;
   readonly #storage: "file" | "memory";
@@ -56,7 +49,7 @@ export class NatsScheduleStore implements ScheduleStore {
    * @param settings The client's storage and replicas.
    */
   constructor(
-    nc: () => Promise<NatsConnection>,
+    nc: () => Promise<Connection>,
     bucket: string,
     settings: { storage: "file" | "memory"; replicas: number },
   ) {
@@ -67,9 +60,7 @@ export class NatsScheduleStore implements ScheduleStore {
   }
 
   #open(): Promise<KV> {
-    return this.#kv ??= this.#nc().then((nc) =>
-      this.#create(new Kvm(jetstream(nc, { timeout: KV_TIMEOUT_MS })))
-    ).catch((err) => {
+    return this.#kv ??= this.#nc().then((nc) => this.#create(new Kvm(nc))).catch((err) => {
       this.#kv = undefined;
       throw new Error(
         `Cannot open the NATS key-value bucket "${this.#bucket}": ${(err as Error).message}`,
