@@ -61,6 +61,8 @@ export class StreamReader {
   readonly topics: Map<string, ReaderTopic> = new Map();
   #client: RedisClient | undefined;
   #clientId: string | undefined;
+  /** How many times the reader's connection was lost (a read clears flags set after it began). */
+  #losses = 0;
   #loop: Promise<void> | undefined;
   #closed = false;
   /** Bumped on every change of the followed topics. */
@@ -132,23 +134,31 @@ export class StreamReader {
   async #connect(): Promise<RedisClient> {
     if (this.#client === undefined) {
       const client = this.#client = await this.redis.dedicated();
-      // A connection lost between two reads comes back on its own (node-redis reconnects) and no
+      // A connection lost between two reads comes back on its own (node-redis reconnects; on a
+      // cluster, a node's connection, or a fresh cluster client after its node errors) and no
       // command fails: the reader still marks its topics interrupted (a gap then found is
       // "disconnected", not "trimmed") and names the new connection again.
-      const lost = () => {
-        this.#clientId = undefined;
-        for (const t of this.topics.values()) t.interrupted = true;
-      };
-      client.on("error", lost);
-      client.on("end", lost);
-      client.on("reconnecting", lost);
+      const lost = () => this.#lost();
+      for (const event of ["error", "end", "reconnecting", "node-error", "node-reconnecting"]) {
+        client.on(event, lost);
+      }
     }
     const client = this.#client;
     if (this.#clientId === undefined) {
+      const losses = this.#losses;
       await this.#send(client, ["CLIENT", "SETNAME", this.options.name]);
-      this.#clientId = String(await this.#send(client, ["CLIENT", "ID"]));
+      const id = String(await this.#send(client, ["CLIENT", "ID"]));
+      // (lost in between: the id may be the new, unnamed connection's; name it next time)
+      if (this.#losses === losses) this.#clientId = id;
     }
     return client;
+  }
+
+  /** The reader's connection was lost: its id is gone and every topic may have missed entries. */
+  #lost(): void {
+    this.#losses++;
+    this.#clientId = undefined;
+    for (const t of this.topics.values()) t.interrupted = true;
   }
 
   /** A connection command, on a cluster to the node of this reader's slot. */
@@ -167,10 +177,12 @@ export class StreamReader {
         continue;
       }
       let reply: unknown;
+      let losses = 0;
       try {
         const client = await this.#connect();
         if (this.#closed) break;
         this.#blocked = true;
+        losses = this.#losses;
         reply = await client.sendCommand([
           "XREAD",
           "COUNT",
@@ -184,8 +196,7 @@ export class StreamReader {
         failures = 0;
       } catch (error) {
         if (this.#closed) break;
-        this.#clientId = undefined; // a new connection has a new id (and no name)
-        for (const t of this.topics.values()) t.interrupted = true;
+        this.#lost(); // a new connection has a new id (and no name)
         if (failures++ === 0) {
           this.options.logger?.warn("kvStream reader lost its Redis connection", { error });
         }
@@ -194,11 +205,19 @@ export class StreamReader {
       } finally {
         this.#blocked = false;
       }
-      await this.#fanOut(active, reply as [string, Entry[]][] | null);
+      await this.#fanOut(active, reply as [string, Entry[]][] | null, losses);
     }
   }
 
-  async #fanOut(read: ReaderTopic[], reply: [string, Entry[]][] | null): Promise<void> {
+  /**
+   * Hands a read's entries to the subscribers. `losses` is the count when the read was sent: a
+   * topic stays interrupted when the connection was lost since (the next read may find the gap).
+   */
+  async #fanOut(
+    read: ReaderTopic[],
+    reply: [string, Entry[]][] | null,
+    losses: number,
+  ): Promise<void> {
     for (const [key, entries] of reply ?? []) {
       const state = this.topics.get(key);
       if (!state || !state.cursor || !entries.length) continue;
@@ -213,6 +232,8 @@ export class StreamReader {
         for (const subscription of state.subscriptions) subscription.offer(message, order);
       }
     }
+    // lost since the read was sent: the topics stay interrupted (the next read may find a gap)
+    if (this.#losses !== losses) return;
     for (const state of read) state.interrupted = false;
   }
 

@@ -313,6 +313,77 @@ Deno.test("kvStream() reports a gap as disconnected when its connection dropped 
   });
 });
 
+Deno.test("kvStream() keeps a topic interrupted when the connection drops while a read's entries are handed out", async () => {
+  await withPrefix(async (prefix) => {
+    const redis = await openRedis("test", { url: URL });
+    let releaseRead = () => {}, releaseInfo = () => {};
+    const gate = { open: Promise.resolve() };
+    let holdInfo: Promise<void> | undefined;
+    let infoHeld = false;
+    const events: string[] = [];
+    let readies = 0;
+    const subscriber = kvStream({
+      client: {
+        ...gated(redis.main, { open: Promise.resolve() }),
+        // the window check after a long read (XINFO, on the main connection) waits while held
+        sendCommand: async (args: string[]) => {
+          const reply = await redis.main.sendCommand(args);
+          if (args[0] === "XINFO" && holdInfo) {
+            infoHeld = true;
+            await holdInfo;
+          }
+          return reply;
+        },
+        duplicate: (): RedisClient => {
+          const reader = gated(redis.main.duplicate(), gate);
+          reader.on("ready", () => void readies++);
+          return {
+            ...reader,
+            on: (event: string, listener: (...args: unknown[]) => void) =>
+              reader.on(event, (...args: unknown[]) => {
+                events.push(event);
+                listener(...args);
+              }),
+          };
+        },
+      },
+      keyPrefix: prefix,
+      maxLen: 5,
+    });
+    const publisher = kvStream({ url: URL, keyPrefix: prefix, maxLen: 5 });
+    try {
+      const got: number[] = [], gaps: RealtimeGap[] = [];
+      await subscriber.subscribe(Tick, (m) => {
+        got.push(n(m));
+        if (n(m) === 0) gate.open = new Promise((resolve) => releaseRead = resolve);
+      }, { onGap: (g) => void gaps.push(g) });
+      await publisher.publish(Tick, { n: 0 });
+      await until(() => got.length === 1, "the first message");
+      // a read of maxLen entries: its window check is held, and the connection drops meanwhile
+      for (let i = 1; i <= 6; i++) await publisher.publish(Tick, { n: i });
+      holdInfo = new Promise((resolve) => releaseInfo = resolve);
+      releaseRead();
+      await until(() => infoHeld, "the window check");
+      assert.equal(await killClients(`fw:kvstream:${prefix}`), 1);
+      await until(() => events.length > 0, "the client noticing the drop");
+      // node-redis connects again on its own: the next read will not fail
+      await until(() => readies >= 2, "the reader's connection back");
+      for (let i = 7; i <= 306; i++) await publisher.publish(Tick, { n: i });
+      holdInfo = undefined;
+      releaseInfo();
+      await until(() => got.includes(306), "the newest message after the reconnect");
+      assert.deepEqual(gaps.map((g) => g.reason), ["disconnected"]);
+      assert.ok(!got.includes(7), "message 7 was trimmed while the reader was away");
+    } finally {
+      releaseRead();
+      releaseInfo();
+      await subscriber.close();
+      await publisher.close();
+      await redis.close();
+    }
+  });
+});
+
 Deno.test("kvStream() delivers a burst larger than maxLen to a live subscriber without a gap", async () => {
   await withPrefix(async (prefix) => {
     const broker = kvStream({ url: URL, keyPrefix: prefix, maxLen: 5 });
