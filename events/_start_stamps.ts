@@ -6,7 +6,8 @@
  * reading the clock and asks the {@linkcode StartStamps} of its clock for a stamp; one timer per
  * clock, {@linkcode STAMP_TICK_MS} later, reads the clock once and hands that time to every
  * consumer that asked. The stamp is never earlier than the real start, so a time-out measured from
- * it never fires early, and fires late by at most the tick (plus whatever delays the timer): the
+ * it never fires early, and fires late by at most the tick plus whatever delays the timer (an
+ * event loop blocked before the tick, by the handler itself or anything else, adds its length): the
  * same trade as Node's HTTP server, which checks its request time-outs on an interval, and
  * undici's timers with their coarse resolution. A clock read costs about 45 ns in Deno
  * (`Date.now()`), a tenth of the in-process path of a message; a timer per tick costs nothing per

@@ -129,8 +129,9 @@ function matches(filter: Readonly<Record<string, string>>, attrs: Record<string,
  * A consumer that records no durations (no meter, `info` off, when it is made) and whose
  * `timeout` is at least {@linkcode STAMPED_TIMEOUT_MIN_MS} does not read the clock when a handler
  * starts: its invocations are stamped once per tick (`_start_stamps.ts`) with a time no earlier
- * than their start, so a time-out never fires early and fires at most a tick late, and the
- * duration of a failure line is a lower bound, 0 for a failure within the tick it started in.
+ * than their start, so a time-out never fires early and fires at most a tick late (plus any stall
+ * of the event loop before the tick), and the duration of a failure line is a lower bound, 0 for a
+ * failure within the tick it started in.
  */
 export class Consumer {
   readonly #o: ConsumerOptions;

@@ -23,7 +23,8 @@ export interface HandlerOptions {
   /**
    * Handler time-out in ms (default 30000); `msg.signal` aborts when it passes, never earlier.
    * With no meter and logs at `warn` or above, a time-out of 1000 or more counts from a start
-   * noted once per 10 ms tick, and may fire up to 10 ms late.
+   * noted once per 10 ms tick, and may fire up to 10 ms late, plus however long the event loop
+   * was blocked before that tick.
    */
   timeout?: number;
   /** Maximum concurrent invocations per instance; 0 (default) is unlimited. */

@@ -28,8 +28,8 @@
  * instructions are not those of times: waiting costs no instructions).
  *
  * `--js` adds `fw (JS)` and `examples/app (JS)`: the same programs with every local module
- * transpiled to plain JavaScript beforehand (`_as_js.ts`), which shows in the same run what Deno's
- * loading of TypeScript (the cached emit and its inline source map) costs each of them.
+ * replaced by Deno's own JavaScript emit of it, without its source map (`_as_js.ts`), which shows
+ * in the same run what loading TypeScript costs each of them.
  *
  * Options: `--rounds <n>` (default 7), `--only <names>` (comma-separated, for example
  * `--only bare,fw`), `--instructions`, `--js`.
@@ -37,7 +37,7 @@
  * @module
  */
 
-import { stopTranspiler, writeAsJs } from "./_as_js.ts";
+import { writeAsJs } from "./_as_js.ts";
 import { startCounted } from "./_callgrind.ts";
 import { checkBaseline, loadAverage, verdict } from "./_quiet.ts";
 import { median } from "./_stats.ts";
@@ -70,16 +70,6 @@ const ALL: Subject[] = [
 ];
 const only = (args.only as string | undefined)?.split(",");
 const subjects = only ? ALL.filter((s) => only.includes(s.name)) : [...ALL];
-/** Where `--js` writes its copies (removed at the end). */
-const JS_DIR = ".tmp/bench-js";
-if (asJs) {
-  for (const s of subjects.filter((s) => s.name === "fw" || s.name === "examples/app")) {
-    const entry = await writeAsJs(root, s.entry, `${JS_DIR}/${s.name.replace("/", "-")}`);
-    subjects.push({ name: `${s.name} (JS)`, entry, path: s.path });
-  }
-  await stopTranspiler();
-  addEventListener("unload", () => Deno.removeSync(new URL(JS_DIR, root), { recursive: true }));
-}
 
 let nextPort = 18900;
 
@@ -194,6 +184,32 @@ async function instructions(subject: Subject): Promise<number> {
 
 const loadBefore = await loadAverage();
 for (const s of subjects) await run(s); // warm-up: fill the caches
+/** Where `--js` writes its copies (removed at the end). */
+const JS_DIR = ".tmp/bench-js";
+if (asJs) {
+  const cleanup = () => {
+    try {
+      Deno.removeSync(new URL(JS_DIR, root), { recursive: true });
+    } catch {
+      // removed already
+    }
+  };
+  addEventListener("unload", cleanup);
+  addEventListener("error", cleanup);
+  addEventListener("unhandledrejection", cleanup);
+  Deno.addSignalListener("SIGINT", () => {
+    cleanup();
+    Deno.exit(130);
+  });
+  for (const s of subjects.filter((s) => s.name === "fw" || s.name === "examples/app")) {
+    await run(s); // Deno's emit of its modules, which the copy is made of
+    const entry = await writeAsJs(root, s.entry, `${JS_DIR}/${s.name.replace("/", "-")}`);
+    const copy = { name: `${s.name} (JS)`, entry, path: s.path };
+    await run(copy); // its V8 code cache, as the warm-up gives every subject
+    subjects.push(copy);
+  }
+}
+
 if (countInstructions) {
   const counts: Record<string, number> = {};
   for (const s of subjects) counts[s.name] = await instructions(s);

@@ -231,155 +231,146 @@ function gated(real: RedisClient, gate: { open: Promise<void> }): RedisClient {
   };
 }
 
-Deno.test("kvStream() reports messages trimmed while its reader was offline as a disconnected gap", async () => {
-  await withPrefix(async (prefix) => {
-    const redis = await openRedis("test", { url: URL });
-    let release = () => {};
-    const gate = { open: Promise.resolve() };
-    const subscriber = kvStream({
-      client: {
-        ...gated(redis.main, { open: Promise.resolve() }),
-        duplicate: () => gated(redis.main.duplicate(), gate),
-      },
-      keyPrefix: prefix,
-      maxLen: 5,
-    });
-    const publisher = kvStream({ url: URL, keyPrefix: prefix, maxLen: 5 });
-    try {
-      const got: number[] = [], gaps: RealtimeGap[] = [];
-      const ids: string[] = [];
-      await subscriber.subscribe(Tick, (m) => {
-        got.push(n(m));
-        ids.push(m.id);
-      }, { onGap: (g) => void gaps.push(g) });
-      await publisher.publish(Tick, { n: 0 });
-      await until(() => got.length === 1, "the first message");
-      gate.open = new Promise((resolve) => release = resolve); // the reader cannot come back yet
-      assert.equal(await killClients(`fw:kvstream:${prefix}`), 1);
-      for (let i = 1; i <= 300; i++) await publisher.publish(Tick, { n: i });
-      release();
-      await until(() => got.includes(300), "the newest message after the reconnect");
-      assert.deepEqual(gaps, [{ topic: "tick", after: ids[0], reason: "disconnected" }]);
-      assert.ok(!got.includes(1), "message 1 was trimmed while offline");
-      const after = got.slice(1);
-      assert.deepEqual(after, [...after].sort((a, b) => a - b), "the rest in order");
-      assert.equal(new Set(after).size, after.length, "each once");
-    } finally {
-      release();
-      await subscriber.close();
-      await publisher.close();
-      await redis.close();
-    }
-  });
-});
+/** What a gated reader waits on: open until `hold()`, then until `release()`. */
+class Gate {
+  open: Promise<void> = Promise.resolve();
+  #release = () => {};
+  hold(): void {
+    this.open = new Promise((resolve) => this.#release = resolve);
+  }
+  release(): void {
+    this.#release();
+  }
+}
 
-Deno.test("kvStream() reports a gap as disconnected when its connection dropped between two reads", async () => {
-  await withPrefix(async (prefix) => {
-    const redis = await openRedis("test", { url: URL });
-    let release = () => {};
-    const gate = { open: Promise.resolve() };
-    const subscriber = kvStream({
-      client: {
-        ...gated(redis.main, { open: Promise.resolve() }),
-        duplicate: () => gated(redis.main.duplicate(), gate),
-      },
-      keyPrefix: prefix,
-      maxLen: 5,
-    });
-    const publisher = kvStream({ url: URL, keyPrefix: prefix, maxLen: 5 });
-    try {
-      const got: number[] = [], gaps: RealtimeGap[] = [];
-      const ids: string[] = [];
-      await subscriber.subscribe(Tick, (m) => {
+/**
+ * A subscribing kvStream (maxLen 5) whose reader connection waits on `gate`, a publisher, and the
+ * messages and gaps the subscriber gets; `client` replaces the subscriber's client.
+ */
+async function gatedStreams(
+  prefix: string,
+  client?: (main: RedisClient, gate: Gate) => RedisClient,
+) {
+  const redis = await openRedis("test", { url: URL });
+  const gate = new Gate();
+  const subscriber = kvStream({
+    client: client?.(redis.main, gate) ?? {
+      ...gated(redis.main, new Gate()),
+      duplicate: () => gated(redis.main.duplicate(), gate),
+    },
+    keyPrefix: prefix,
+    maxLen: 5,
+  });
+  const publisher = kvStream({ url: URL, keyPrefix: prefix, maxLen: 5 });
+  const got: number[] = [], ids: string[] = [], gaps: RealtimeGap[] = [];
+  return {
+    gate,
+    publisher,
+    got,
+    ids,
+    gaps,
+    /** Subscribes to `Tick`; `then` runs after each message is recorded. */
+    subscribe: (then?: (n: number) => void) =>
+      subscriber.subscribe(Tick, (m) => {
         got.push(n(m));
         ids.push(m.id);
-        // the reader's next read waits here, so no command is in flight when the connection goes
-        if (n(m) === 0) gate.open = new Promise((resolve) => release = resolve);
-      }, { onGap: (g) => void gaps.push(g) });
-      await publisher.publish(Tick, { n: 0 });
-      await until(() => got.length === 1, "the first message");
-      assert.equal(await killClients(`fw:kvstream:${prefix}`), 1);
-      for (let i = 1; i <= 300; i++) await publisher.publish(Tick, { n: i });
-      release();
-      await until(() => got.includes(300), "the newest message after the reconnect");
-      assert.deepEqual(gaps, [{ topic: "tick", after: ids[0], reason: "disconnected" }]);
-      assert.ok(!got.includes(1), "message 1 was trimmed while offline");
-    } finally {
-      release();
+        then?.(n(m));
+      }, { onGap: (g) => void gaps.push(g) }),
+    async publish(from: number, to: number) {
+      for (let i = from; i <= to; i++) await publisher.publish(Tick, { n: i });
+    },
+    async close() {
+      gate.release();
       await subscriber.close();
       await publisher.close();
       await redis.close();
-    }
-  });
-});
+    },
+  };
+}
+
+// A read in flight fails when the connection goes; with none in flight (the reader holds its next
+// read), node-redis reconnects on its own and no command fails: the gap is "disconnected" either way.
+for (const inFlight of [true, false]) {
+  Deno.test(
+    `kvStream() reports messages trimmed while its reader was offline as a disconnected gap (${
+      inFlight ? "a read in flight" : "between two reads"
+    })`,
+    async () => {
+      await withPrefix(async (prefix) => {
+        const s = await gatedStreams(prefix);
+        try {
+          await s.subscribe((i) => !inFlight && i === 0 && s.gate.hold());
+          await s.publish(0, 0);
+          await until(() => s.got.length === 1, "the first message");
+          if (inFlight) s.gate.hold(); // the reader cannot come back yet
+          assert.equal(await killClients(`fw:kvstream:${prefix}`), 1);
+          await s.publish(1, 300);
+          s.gate.release();
+          await until(() => s.got.includes(300), "the newest message after the reconnect");
+          assert.deepEqual(s.gaps, [{ topic: "tick", after: s.ids[0], reason: "disconnected" }]);
+          assert.ok(!s.got.includes(1), "message 1 was trimmed while offline");
+          const after = s.got.slice(1);
+          assert.deepEqual(after, [...after].sort((a, b) => a - b), "the rest in order");
+          assert.equal(new Set(after).size, after.length, "each once");
+        } finally {
+          await s.close();
+        }
+      });
+    },
+  );
+}
 
 Deno.test("kvStream() keeps a topic interrupted when the connection drops while a read's entries are handed out", async () => {
   await withPrefix(async (prefix) => {
-    const redis = await openRedis("test", { url: URL });
-    let releaseRead = () => {}, releaseInfo = () => {};
-    const gate = { open: Promise.resolve() };
-    let holdInfo: Promise<void> | undefined;
+    const info = new Gate();
     let infoHeld = false;
     const events: string[] = [];
     let readies = 0;
-    const subscriber = kvStream({
-      client: {
-        ...gated(redis.main, { open: Promise.resolve() }),
-        // the window check after a long read (XINFO, on the main connection) waits while held
-        sendCommand: async (args: string[]) => {
-          const reply = await redis.main.sendCommand(args);
-          if (args[0] === "XINFO" && holdInfo) {
-            infoHeld = true;
-            await holdInfo;
-          }
-          return reply;
-        },
-        duplicate: (): RedisClient => {
-          const reader = gated(redis.main.duplicate(), gate);
-          reader.on("ready", () => void readies++);
-          return {
-            ...reader,
-            on: (event: string, listener: (...args: unknown[]) => void) =>
-              reader.on(event, (...args: unknown[]) => {
-                events.push(event);
-                listener(...args);
-              }),
-          };
-        },
+    const s = await gatedStreams(prefix, (main, gate) => ({
+      ...gated(main, new Gate()),
+      // the window check after a long read (XINFO, on the main connection) waits while held
+      sendCommand: async (args: string[]) => {
+        const reply = await main.sendCommand(args);
+        if (args[0] === "XINFO") {
+          infoHeld = true;
+          await info.open;
+        }
+        return reply;
       },
-      keyPrefix: prefix,
-      maxLen: 5,
-    });
-    const publisher = kvStream({ url: URL, keyPrefix: prefix, maxLen: 5 });
+      duplicate: (): RedisClient => {
+        const reader = gated(main.duplicate(), gate);
+        reader.on("ready", () => void readies++);
+        return {
+          ...reader,
+          on: (event: string, listener: (...args: unknown[]) => void) =>
+            reader.on(event, (...args: unknown[]) => {
+              events.push(event);
+              listener(...args);
+            }),
+        };
+      },
+    }));
     try {
-      const got: number[] = [], gaps: RealtimeGap[] = [];
-      await subscriber.subscribe(Tick, (m) => {
-        got.push(n(m));
-        if (n(m) === 0) gate.open = new Promise((resolve) => releaseRead = resolve);
-      }, { onGap: (g) => void gaps.push(g) });
-      await publisher.publish(Tick, { n: 0 });
-      await until(() => got.length === 1, "the first message");
+      await s.subscribe((i) => i === 0 && s.gate.hold());
+      await s.publish(0, 0);
+      await until(() => s.got.length === 1, "the first message");
       // a read of maxLen entries: its window check is held, and the connection drops meanwhile
-      for (let i = 1; i <= 6; i++) await publisher.publish(Tick, { n: i });
-      holdInfo = new Promise((resolve) => releaseInfo = resolve);
-      releaseRead();
+      await s.publish(1, 6);
+      info.hold();
+      s.gate.release();
       await until(() => infoHeld, "the window check");
       assert.equal(await killClients(`fw:kvstream:${prefix}`), 1);
       await until(() => events.length > 0, "the client noticing the drop");
       // node-redis connects again on its own: the next read will not fail
       await until(() => readies >= 2, "the reader's connection back");
-      for (let i = 7; i <= 306; i++) await publisher.publish(Tick, { n: i });
-      holdInfo = undefined;
-      releaseInfo();
-      await until(() => got.includes(306), "the newest message after the reconnect");
-      assert.deepEqual(gaps.map((g) => g.reason), ["disconnected"]);
-      assert.ok(!got.includes(7), "message 7 was trimmed while the reader was away");
+      await s.publish(7, 306);
+      info.release();
+      await until(() => s.got.includes(306), "the newest message after the reconnect");
+      assert.deepEqual(s.gaps.map((g) => g.reason), ["disconnected"]);
+      assert.ok(!s.got.includes(7), "message 7 was trimmed while the reader was away");
     } finally {
-      releaseRead();
-      releaseInfo();
-      await subscriber.close();
-      await publisher.close();
-      await redis.close();
+      info.release();
+      await s.close();
     }
   });
 });
