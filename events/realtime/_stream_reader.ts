@@ -30,8 +30,11 @@ export interface ReaderTopic {
   /** The last id read (`undefined` until the first subscription has looked at the stream). */
   cursor: StreamId | undefined;
   readonly subscriptions: Set<KvSubscription>;
-  /** A connection loss happened since the last read that covered this topic. */
-  interrupted: boolean;
+  /**
+   * The reader's loss count when its last read that covered this topic was sent: a count below
+   * the reader's means the connection was lost since, and a gap then found is "disconnected".
+   */
+  losses: number;
 }
 
 /** Settings of a {@linkcode StreamReader}. */
@@ -61,7 +64,7 @@ export class StreamReader {
   readonly topics: Map<string, ReaderTopic> = new Map();
   #client: RedisClient | undefined;
   #clientId: string | undefined;
-  /** How many times the reader's connection was lost (a read clears flags set after it began). */
+  /** How many times the reader's connection was lost (compared with each topic's `losses`). */
   #losses = 0;
   #loop: Promise<void> | undefined;
   #closed = false;
@@ -79,7 +82,7 @@ export class StreamReader {
   topic(topic: string, key: string): ReaderTopic {
     let state = this.topics.get(key);
     if (!state) {
-      state = { topic, key, cursor: undefined, subscriptions: new Set(), interrupted: false };
+      state = { topic, key, cursor: undefined, subscriptions: new Set(), losses: this.#losses };
       this.topics.set(key, state);
     }
     return state;
@@ -136,8 +139,8 @@ export class StreamReader {
       const client = this.#client = await this.redis.dedicated();
       // A connection lost between two reads comes back on its own (node-redis reconnects; on a
       // cluster, a node's connection, or a fresh cluster client after its node errors) and no
-      // command fails: the reader still marks its topics interrupted (a gap then found is
-      // "disconnected", not "trimmed") and names the new connection again.
+      // command fails: the reader still counts the loss (a gap then found is "disconnected", not
+      // "trimmed") and names the new connection again.
       const lost = () => this.#lost();
       for (const event of ["error", "end", "reconnecting", "node-error", "node-reconnecting"]) {
         client.on(event, lost);
@@ -158,7 +161,6 @@ export class StreamReader {
   #lost(): void {
     this.#losses++;
     this.#clientId = undefined;
-    for (const t of this.topics.values()) t.interrupted = true;
   }
 
   /** A connection command, on a cluster to the node of this reader's slot. */
@@ -210,8 +212,8 @@ export class StreamReader {
   }
 
   /**
-   * Hands a read's entries to the subscribers. `losses` is the count when the read was sent: a
-   * topic stays interrupted when the connection was lost since (the next read may find the gap).
+   * Hands a read's entries to the subscribers; `losses` is the loss count when the read was sent,
+   * which its topics then remember (a loss since leaves them behind the reader's count).
    */
   async #fanOut(
     read: ReaderTopic[],
@@ -232,16 +234,16 @@ export class StreamReader {
         for (const subscription of state.subscriptions) subscription.offer(message, order);
       }
     }
-    // lost since the read was sent: the topics stay interrupted (the next read may find a gap)
-    if (this.#losses !== losses) return;
-    for (const state of read) state.interrupted = false;
+    for (const state of read) state.losses = losses;
   }
 
   /** After a long read: reports a gap when the cursor is older than the stream's first entry. */
   async #checkWindow(state: ReaderTopic): Promise<void> {
     const info = await readStreamInfo(this.redis.main, state.key).catch(() => undefined);
     if (!info?.first || !info.trimmed || compareStreamIds(state.cursor!, info.first) >= 0) return;
-    const reason: RealtimeGap["reason"] = state.interrupted ? "disconnected" : "trimmed";
+    const reason: RealtimeGap["reason"] = state.losses !== this.#losses
+      ? "disconnected"
+      : "trimmed";
     for (const subscription of state.subscriptions) subscription.gap(reason);
   }
 
