@@ -31,16 +31,13 @@ export const STAMP_TICK_MS = 10;
  */
 export const STAMPED_TIMEOUT_MIN_MS = 100 * STAMP_TICK_MS;
 
-/** What takes a stamp: a consumer with invocations started since its last one. */
-export interface Stampable {
-  /** Takes the clock time read after its unstamped invocations started. */
-  stamp(now: number): void;
-}
+/** Takes the clock time read after the caller's unstamped invocations started. */
+export type TakeStamp = (now: number) => void;
 
 /** The stamps of one clock: one timer per tick, for all consumers on that clock. */
 export class StartStamps {
   readonly #clock: Clock;
-  #waiting: Stampable[] = [];
+  #waiting: TakeStamp[] = [];
   #timer: TimerHandle | undefined;
 
   /**
@@ -60,20 +57,20 @@ export class StartStamps {
   /**
    * Asks for one stamp at the next tick (call once until it arrives).
    *
-   * @param s Who takes it.
+   * @param take Takes it.
    */
-  request(s: Stampable): void {
-    this.#waiting.push(s);
+  request(take: TakeStamp): void {
+    this.#waiting.push(take);
     if (this.#timer === undefined) this.#timer = this.#clock.setTimeout(this.#tick, STAMP_TICK_MS);
   }
 
   /**
    * Withdraws a request (a consumer that stops); the timer stops when no one waits.
    *
-   * @param s Who asked.
+   * @param take What was given to `request()`.
    */
-  withdraw(s: Stampable): void {
-    const i = this.#waiting.indexOf(s);
+  withdraw(take: TakeStamp): void {
+    const i = this.#waiting.indexOf(take);
     if (i >= 0) this.#waiting.splice(i, 1);
     if (this.#waiting.length === 0 && this.#timer !== undefined) {
       this.#clock.clearTimeout(this.#timer);
@@ -86,7 +83,7 @@ export class StartStamps {
     const now = this.#clock.now();
     const waiting = this.#waiting;
     this.#waiting = [];
-    for (let i = 0; i < waiting.length; i++) waiting[i].stamp(now);
+    for (let i = 0; i < waiting.length; i++) waiting[i](now);
   };
 }
 

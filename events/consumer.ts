@@ -37,12 +37,7 @@ import { type Envelope, envelopeProblem } from "./envelope.ts";
 import type { HandlerDefinition, ResolvedHandlerOptions } from "./handler_types.ts";
 import { retryDelay } from "./backoff.ts";
 import { Invocation, type InvocationHost } from "./_invocation.ts";
-import {
-  type Stampable,
-  STAMPED_TIMEOUT_MIN_MS,
-  type StartStamps,
-  startStampsOf,
-} from "./_start_stamps.ts";
+import { STAMPED_TIMEOUT_MIN_MS, type StartStamps, startStampsOf } from "./_start_stamps.ts";
 import type { Admission, Delivery, Subscription, Transport } from "./transport.ts";
 
 /** Values of the async context inside a handler. */
@@ -483,22 +478,19 @@ export class Consumer {
       this.#unstamped = inv;
       if (!this.#stampAsked) {
         this.#stampAsked = true;
-        this.#stamps!.request(this.#stampTaker);
+        this.#stamps!.request(this.#stamp);
       }
     }
     if (this.#timer === undefined) this.#arm();
   }
 
-  /** What `StartStamps` hands the stamp to. */
-  readonly #stampTaker: Stampable = { stamp: (now) => this.#stamp(now) };
-
-  /** Takes the time read after its unstamped invocations started. */
-  #stamp(now: number): void {
+  /** Takes the time read after its unstamped invocations started (from `StartStamps`). */
+  #stamp = (now: number): void => {
     this.#stampAsked = false;
     for (let inv = this.#unstamped; inv !== undefined; inv = inv._next) inv._start = now;
     this.#unstamped = undefined;
     if (this.#timer === undefined) this.#arm();
-  }
+  };
 
   /** Unlinks the first invocation of the list (the caller checked there is one). */
   #unlinkFirst(): Invocation {
@@ -550,7 +542,7 @@ export class Consumer {
     }
     if (this.#stampAsked) {
       this.#stampAsked = false;
-      this.#stamps!.withdraw(this.#stampTaker);
+      this.#stamps!.withdraw(this.#stamp);
     }
   }
 

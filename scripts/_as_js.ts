@@ -13,7 +13,7 @@
  * (Deno's emit drops those imports, but Deno reads and prepares the modules for the TypeScript
  * program).
  *
- * Run the original once first: the emit cache must hold its modules. A module with no emit was
+ * Run the original first: the emit cache must hold its modules. A module with no emit was
  * never loaded by it (only types import it, or a dynamic import that did not run) and is left out;
  * should the copy need it, the copy fails to start, naming it.
  *
@@ -55,14 +55,14 @@ function replaceImport(source: string, spec: string, to: string): string {
  *
  * @param root The repository root (a `file:` URL ending in `/`).
  * @param entry The entry, relative to `root`.
- * @param out The folder for the copy, relative to `root` (emptied first).
+ * @param out The folder for the copy, relative to `root`, without a final `/` (emptied first).
  * @returns The copy's entry, relative to `root`.
  */
 export async function writeAsJs(root: URL, entry: string, out: string): Promise<string> {
   const cache = (await denoInfo([], root.pathname) as { typescriptCache: string }).typescriptCache;
   const { modules } = await denoInfo([entry], root.pathname) as { modules: InfoModule[] };
   const base = root.href;
-  const outDir = new URL(`${out.replace(/\/$/, "")}/`, root);
+  const outDir = new URL(`${out}/`, root);
   await Deno.remove(outDir, { recursive: true }).catch(() => {});
   const jsPath = (rel: string) => rel.replace(/\.ts$/, ".js");
   for (const m of modules) {
@@ -95,5 +95,5 @@ export async function writeAsJs(root: URL, entry: string, out: string): Promise<
     await Deno.mkdir(new URL(".", file), { recursive: true });
     await Deno.writeTextFile(file, code);
   }
-  return `${out.replace(/\/$/, "")}/${jsPath(entry)}`;
+  return `${out}/${jsPath(entry)}`;
 }
