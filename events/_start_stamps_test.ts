@@ -1,11 +1,13 @@
 import assert from "node:assert/strict";
 import {
+  type Clock,
   createLogger,
   ManualClock,
   MemoryMeter,
   MemorySink,
   type Meter,
   systemClock,
+  type TimerHandle,
 } from "@fw/runtime";
 import { EventBus } from "./event_bus.ts";
 import { handler } from "./handler.ts";
@@ -135,18 +137,38 @@ Deno.test("consumers on one clock share one stamp per tick, and a stopped consum
 });
 
 Deno.test("on the real clock, stopping before the tick withdraws the request and its timer", async () => {
+  // the system clock, with its pending timers counted
+  const live = new Set<TimerHandle>();
+  const clock: Clock = {
+    now: () => systemClock.now(),
+    setTimeout(fn, ms) {
+      const handle = systemClock.setTimeout(() => {
+        live.delete(handle);
+        fn();
+      }, ms);
+      live.add(handle);
+      return handle;
+    },
+    clearTimeout(handle) {
+      live.delete(handle);
+      systemClock.clearTimeout(handle);
+    },
+  };
   const bus = new EventBus({
-    transports: { memory: new MemoryBroker() },
+    transports: { memory: new MemoryBroker({ clock }) },
+    clock,
     logger: createLogger({ level: "warn" }),
   });
   let handled = 0;
   await bus.add(handler(Order).handle(() => void handled++));
   await bus.start();
+  const timers = live.size;
   await getPublisher(Order, { bus })({ id: ID, total: 1 });
-  const stamps = startStampsOf(systemClock);
+  const stamps = startStampsOf(clock);
   assert.equal(stamps.waiting, 1);
+  assert.equal(live.size, timers + 1, "the tick's timer");
   await bus.stop();
   assert.equal(handled, 1);
-  // (the timer is cleared with the last request)
   assert.equal(stamps.waiting, 0);
+  assert.equal(live.size, 0, "no timer left");
 });

@@ -259,7 +259,7 @@ export class Consumer {
     }
     const { concurrency, queueLimit } = this.#opts;
     if (concurrency === 0 || this.#running < concurrency) {
-      this.#run(d, this.#stamps === undefined ? this.#clock.now() : NaN);
+      this.#run(d, this.#startTime());
       return "accepted";
     }
     if (queueLimit === 0 || this.queued < queueLimit || d.attempt > 1) {
@@ -296,7 +296,7 @@ export class Consumer {
         queue.splice(0, this.#head);
         this.#head = 0;
       }
-      this.#run(next, now ??= this.#stamps === undefined ? this.#clock.now() : NaN);
+      this.#run(next, now ??= this.#startTime());
     }
     this.#checkIdle();
   }
@@ -308,6 +308,11 @@ export class Consumer {
       this.#idle = undefined;
       idle();
     }
+  }
+
+  /** The start time of a delivery started now: the clock's, or `NaN` when starts are stamped. */
+  #startTime(): number {
+    return this.#stamps === undefined ? this.#clock.now() : NaN;
   }
 
   /** Runs one delivery; `now` is the clock time it starts at (`NaN`: stamped at the next tick). */

@@ -9,9 +9,9 @@
  * repository, so the root `deno.json` (lock file, unstable flags) applies to both.
  *
  * What the copy leaves out is what TypeScript costs at load: the emit's source map (which carries
- * the whole source again), the check of the emit cache, and the modules that only types import
- * (Deno's emit drops those imports, but Deno reads and prepares the modules for the TypeScript
- * program).
+ * the whole source again, and which Deno finds and cuts off each time it loads the module) and the
+ * check of the emit cache. Modules that only types import cost nothing either way: `deno run`
+ * neither reads nor prepares them.
  *
  * Run the original first: the emit cache must hold its modules. A module with no emit was
  * never loaded by it (only types import it, or a dynamic import that did not run) and is left out;
