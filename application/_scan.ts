@@ -15,7 +15,7 @@
  * @module
  */
 
-import type { ModuleMap } from "@fw/runtime";
+import type { AppContext, LoaderRoute, ModuleMap } from "@fw/runtime";
 import { isEndpoint } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 
@@ -35,6 +35,9 @@ export interface ScannedRoute {
   /** The endpoint definition. */
   definition: EndpointDefinition;
 }
+
+/** A route as `api()` takes it: a {@linkcode ScannedRoute} without its export's name. */
+export type FoundRoute = Omit<ScannedRoute, "exportName">;
 
 /**
  * Tells whether a file (relative path) is a route file by its name.
@@ -167,18 +170,87 @@ export function routesFromModules(modules: ModuleMap): ScannedRoute[] {
   );
 }
 
-function checkConflicts(routes: ScannedRoute[]): void {
-  const seen = new Map<string, ScannedRoute>();
-  const params = new Map<string, ScannedRoute>();
+/**
+ * The routes of a route folder: those of the modules given (a generated loader's), or of the
+ * folder's generated loader when it is current, or of its files, imported now.
+ *
+ * @param modules The modules of a loader passed to `api({ manifest })`.
+ * @param rootOption `api({ root })`.
+ * @param scanFolder The folder, relative to the entry directory.
+ * @param ctx The application (its entry directory and logger).
+ * @param ofTable The routes of a loader's route table, or `undefined` when they do not match it.
+ * @returns The routes, sorted by path then method.
+ * @throws {Error} When there is no folder to scan, and as {@linkcode routesFromModules}.
+ */
+export async function discoverRoutes(
+  modules: ModuleMap | undefined,
+  rootOption: string | URL | undefined,
+  scanFolder: string,
+  ctx: AppContext,
+  ofTable: (modules: ModuleMap, table: readonly LoaderRoute[]) => FoundRoute[] | undefined,
+): Promise<FoundRoute[]> {
+  let table: readonly LoaderRoute[] | undefined;
+  if (!modules) {
+    // the loader code loads only to scan (a deployed app passes its generated loader)
+    const { loadModules, rootDirOf } = await import("@fw/runtime/loader");
+    const root = rootDirOf(rootOption) ?? ctx.entryDir;
+    if (!root) {
+      throw new Error(
+        "api(): cannot tell where to scan for routes: pass application({ root: import.meta.url }) or api({ root })",
+      );
+    }
+    const loaded = await loadModules(root, scanFolder, "api", isRouteFile);
+    if (!loaded) {
+      throw new Error(
+        `api(): route folder "${root}/${scanFolder}" does not exist: create it, set "scanFolder", or use api({ autoScan: false })`,
+      );
+    }
+    if (loaded.stale) {
+      ctx.logger.warn(
+        `.gen/api.gen.ts is out of date with ${scanFolder}/: scanned instead; run generate`,
+      );
+    }
+    modules = loaded.modules;
+    table = loaded.routes;
+  }
+  return (table && ofTable(modules, table)) ?? routesFromModules(modules);
+}
+
+/**
+ * What the names of route files declare, for the route table `generate` writes into
+ * `.gen/api.gen.ts` (`LoaderManifest.routes`).
+ *
+ * @param files Route files relative to the folder.
+ * @returns One entry per file; `undefined` when the names alone conflict (two files declaring the
+ *   same route, sibling parameters with different names), so that start-up scans and reports it.
+ * @throws {Error} For bad folder names, as {@linkcode routeOfFile}.
+ */
+export function routeTable(files: readonly string[]): LoaderRoute[] | undefined {
+  const table: LoaderRoute[] = files.map((file) => {
+    const { method, path, ws } = routeOfFile(file);
+    return { file, ...(method && { method }), path, ...(ws && { stream: true }) };
+  });
+  try {
+    checkConflicts(table);
+  } catch {
+    return undefined;
+  }
+  return table;
+}
+
+/** Refuses duplicate routes and sibling parameters with different names (`method` unknown: only the latter). */
+function checkConflicts(routes: readonly { method?: string; path: string; file: string }[]): void {
+  const seen = new Map<string, { file: string }>();
+  const params = new Map<string, { path: string; file: string }>();
   for (const r of routes) {
     const key = `${r.method} ${r.path}`;
-    const other = seen.get(key);
+    const other = r.method === undefined ? undefined : seen.get(key);
     if (other) {
       throw new Error(
         `Cannot register route "${key}": already registered by ${other.file} (also declared by ${r.file})`,
       );
     }
-    seen.set(key, r);
+    if (r.method !== undefined) seen.set(key, r);
     const segs = r.path.split("/");
     for (let i = 1; i < segs.length; i++) {
       if (segs[i][0] !== ":" && segs[i][0] !== "*") continue;

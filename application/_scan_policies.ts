@@ -5,5 +5,5 @@
  * @module
  */
 
-export { isRouteFile, routesFromModules } from "./_scan.ts";
+export { discoverRoutes } from "./_scan.ts";
 import "./policies/_route_policies.ts";

@@ -9,8 +9,9 @@
  * ```
  *
  * `generate` writes the static loaders beside the entry file: `.gen/api.gen.ts` for route files
- * under `api/` (which also exports `type ApiRoutes`, the route map of `@fw/application/client`,
- * with the prefix the entry's `api()` serves them under) and `.gen/events.gen.ts` for `*.on.ts`
+ * under `api/` (with the route table, what each file name declares, which `api()` takes at
+ * start-up instead of reading the names; it also exports `type ApiRoutes`, the route map of
+ * `@fw/application/client`, with the prefix the entry's `api()` serves them under) and `.gen/events.gen.ts` for `*.on.ts`
  * handler files under `events/`. Then it
  * imports the entry and, for every exported application whose `api()` has the `openapi` option,
  * warms it up (nothing listens) and writes `.gen/openapi.json` (`openapi-v1.json` for an `api()`
@@ -29,7 +30,7 @@
  */
 
 import { listFiles, renderLoader } from "@fw/runtime/loader";
-import { isRouteFile } from "./_scan.ts";
+import { isRouteFile, routeTable } from "./_scan.ts";
 import { recordedPrefixes, renderRouteTypes, servedPrefixes } from "./_route_types.ts";
 import { dlq, DLQ_USAGE } from "./_dlq_cli.ts";
 import { openApiFiles } from "./openapi/_files.ts";
@@ -145,7 +146,8 @@ export async function generate(
     // the route map needs the prefix, known once the entry's app is warmed up; the entry may
     // import the loaders, so a missing one is written first
     const recorded = recordedPrefixes(await Deno.readTextFile(apiOut).catch(() => "")) ?? [""];
-    const loader = renderLoader(apiFolder, routes);
+    // the route table: what the file names declare, so that start-up does not read them again
+    const loader = renderLoader(apiFolder, routes, routeTable(routes));
     let prefixes = recorded;
     if (importEntry) {
       if (!options.check) {

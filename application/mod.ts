@@ -146,6 +146,7 @@ export type {
   JsonSchemaObject,
   Lifetime,
   LoaderManifest,
+  LoaderRoute,
   Logger,
   LogLevel,
   Meter,

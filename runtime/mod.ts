@@ -126,4 +126,4 @@ export type {
   Simplify,
   StreamSchema,
 } from "./schema_types.ts";
-export type { LoaderManifest, ModuleMap } from "./loader.ts";
+export type { LoaderManifest, LoaderRoute, ModuleMap } from "./loader.ts";

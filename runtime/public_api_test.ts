@@ -42,6 +42,7 @@ const PUBLIC: readonly string[] = [
   "JsonSchemaOptions",
   "Lifetime",
   "LoaderManifest",
+  "LoaderRoute",
   "LogLevel",
   "LogRecord",
   "LogSink",

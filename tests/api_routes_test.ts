@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { api, application, endpoint, http, Int, module } from "@fw/application";
-import { createLogger, MemorySink } from "@fw/runtime";
+import { createLogger, type LoaderRoute, MemorySink, type ModuleMap } from "@fw/runtime";
 import { generate } from "@fw/application/cli";
 
 const EXAMPLE = new URL("../examples/app/src/main.ts", import.meta.url);
@@ -155,6 +155,118 @@ Deno.test("generate writes a deterministic loader whatever the file creation ord
   assert.deepEqual(
     [...one.matchAll(/^ {4}"([^"]+\.ts)"/gm)].map((m) => m[1]),
     ["a/b.post.ts", "health/get.ts", "users/[id]/route.ts", "users/get.ts", "z/chat.ws.ts"],
+  );
+});
+
+Deno.test("generate writes the route table of the file names, and none when the names conflict", async () => {
+  const loaderOf = async (files: string[]) => {
+    const dir = await Deno.makeTempDir();
+    try {
+      for (const f of files) {
+        await Deno.mkdir(`${dir}/api/${f.slice(0, f.lastIndexOf("/") + 1)}`, { recursive: true });
+        await Deno.writeTextFile(`${dir}/api/${f}`, "export default 1;\n");
+      }
+      await generate(`${dir}/main.ts`);
+      const url = new URL(`file://${dir}/.gen/api.gen.ts`).href;
+      return (await import(url)).default;
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  };
+  const loader = await loaderOf([
+    "users/get.ts",
+    "users/[id]/route.ts",
+    "files/[...path]/get.ts",
+    "a/b.post.ts",
+    "z/chat.ws.ts",
+  ]);
+  assert.deepEqual(loader.routes, [
+    { file: "a/b.post.ts", method: "POST", path: "/a/b" },
+    { file: "files/[...path]/get.ts", method: "GET", path: "/files/*path" },
+    { file: "users/[id]/route.ts", path: "/users/:id" },
+    { file: "users/get.ts", method: "GET", path: "/users" },
+    { file: "z/chat.ws.ts", method: "GET", path: "/z/chat", stream: true },
+  ]);
+  // start-up discovers these routes and reports the conflict, naming both files
+  assert.equal((await loaderOf(["users/get.ts", "users.get.ts"])).routes, undefined);
+  assert.equal((await loaderOf(["a/[id]/get.ts", "a/[slug]/put.ts"])).routes, undefined);
+});
+
+Deno.test("api() takes the routes of a loader's route table without reading the file names", async () => {
+  const silent = createLogger({ level: "silent" });
+  const modules = {
+    // not a route file name: only the table makes it one
+    "anything.ts": { default: endpoint(() => "from the table") },
+    "items/route.ts": {
+      PUT: endpoint().params({ id: Int }).handle((ctx) => ({ put: ctx.params.id })),
+      GET: endpoint().params({ id: Int }).handle((ctx) => ({ got: ctx.params.id })),
+      helper: 1,
+    },
+  };
+  const routes = [
+    { file: "anything.ts", method: "GET", path: "/x" },
+    { file: "items/route.ts", path: "/items/:id" },
+  ];
+  const plugin = api({ manifest: { folder: "api", modules, routes }, prefix: "/v1" });
+  const app = application({ logger: silent }).use(plugin);
+  const res = await app.request("/v1/x");
+  assert.equal(await res.text(), "from the table");
+  assert.deepEqual(await (await app.request("/v1/items/7", { method: "PUT" })).json(), { put: 7 });
+  assert.deepEqual(await (await app.request("/v1/items/8")).json(), { got: 8 });
+  assert.equal((await app.request("/v1/items/x")).status, 400);
+  assert.deepEqual(plugin.routes.map((r) => `${r.method} ${r.path} ${r.source}`), [
+    "GET /v1/items/:id api/items/route.ts",
+    "PUT /v1/items/:id api/items/route.ts",
+    "GET /v1/x api/anything.ts",
+  ]);
+  // without the table, "anything.ts" is not a route file
+  const scanned = application({ logger: silent }).use(
+    api({ manifest: { folder: "api", modules } }),
+  );
+  assert.equal((await scanned.request("/x")).status, 404);
+});
+
+Deno.test("a route table that does not fit its loader's modules gives way to route discovery and its errors", async () => {
+  const silent = createLogger({ level: "silent" });
+  const ok = endpoint(() => "ok");
+  const warm = (modules: ModuleMap, routes: LoaderRoute[]) =>
+    application({ logger: silent }).use(api({ manifest: { folder: "api", modules, routes } }))
+      .warmup();
+  // a table edited by hand (a file the loader does not import): the files are discovered
+  const app = application({ logger: silent }).use(api({
+    manifest: {
+      folder: "api",
+      modules: { "health/get.ts": { default: ok } },
+      routes: [{ file: "other/get.ts", method: "GET", path: "/other" }],
+    },
+  }));
+  assert.equal(await (await app.request("/health")).text(), "ok");
+  assert.equal((await app.request("/other")).status, 404);
+  // the same messages as without a table
+  await assert.rejects(
+    warm({ "health/get.ts": { default: 1 } }, [{
+      file: "health/get.ts",
+      method: "GET",
+      path: "/health",
+    }]),
+    /Route file "health\/get.ts" must have a default export made with endpoint\(\)/,
+  );
+  await assert.rejects(
+    warm({ "users/route.ts": { helper: ok } }, [{ file: "users/route.ts", path: "/users" }]),
+    /Route file "users\/route.ts" exports no method/,
+  );
+  await assert.rejects(
+    warm({ "users/get.ts": { default: ok }, "users/route.ts": { GET: ok } }, [
+      { file: "users/get.ts", method: "GET", path: "/users" },
+      { file: "users/route.ts", path: "/users" },
+    ]),
+    /Cannot register route "GET \/users": already registered by users\/get.ts \(also declared by users\/route.ts\)/,
+  );
+  await assert.rejects(
+    warm({ "chat.ws.ts": { default: ok } }, [
+      { file: "chat.ws.ts", method: "GET", path: "/chat", stream: true },
+    ]),
+    /Route file "chat.ws.ts" must export a stream endpoint/,
   );
 });
 

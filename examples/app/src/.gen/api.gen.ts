@@ -25,6 +25,18 @@ export default {
     "users/get.ts": $8,
     "users/post.ts": $9,
   },
+  routes: [
+    { file: "audit/get.ts", method: "GET", path: "/audit" },
+    { file: "files/[...path]/get.ts", method: "GET", path: "/files/*path" },
+    { file: "health/get.ts", method: "GET", path: "/health" },
+    { file: "orders/post.ts", method: "POST", path: "/orders" },
+    { file: "redirect.get.ts", method: "GET", path: "/redirect" },
+    { file: "search/users.get.ts", method: "GET", path: "/search/users" },
+    { file: "users/[id]/get.ts", method: "GET", path: "/users/:id" },
+    { file: "users/[id]/route.ts", path: "/users/:id" },
+    { file: "users/get.ts", method: "GET", path: "/users" },
+    { file: "users/post.ts", method: "POST", path: "/users" },
+  ],
 };
 
 // ApiRoutes prefixes: [""]

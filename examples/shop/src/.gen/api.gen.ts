@@ -25,6 +25,18 @@ export default {
     "products/[sku]/get.ts": $8,
     "products/get.ts": $9,
   },
+  routes: [
+    { file: "admin/dead-letters/get.ts", method: "GET", path: "/admin/dead-letters" },
+    { file: "admin/dead-letters/redrive.post.ts", method: "POST", path: "/admin/dead-letters/redrive" },
+    { file: "admin/orders/get.ts", method: "GET", path: "/admin/orders" },
+    { file: "admin/products/[sku]/put.ts", method: "PUT", path: "/admin/products/:sku" },
+    { file: "health.get.ts", method: "GET", path: "/health" },
+    { file: "orders/[id]/get.ts", method: "GET", path: "/orders/:id" },
+    { file: "orders/live.get.ts", method: "GET", path: "/orders/live" },
+    { file: "orders/post.ts", method: "POST", path: "/orders" },
+    { file: "products/[sku]/get.ts", method: "GET", path: "/products/:sku" },
+    { file: "products/get.ts", method: "GET", path: "/products" },
+  ],
 };
 
 // ApiRoutes prefixes: [""]

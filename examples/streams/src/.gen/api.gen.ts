@@ -11,6 +11,11 @@ export default {
     "feed/get.ts": $1,
     "stats/get.ts": $2,
   },
+  routes: [
+    { file: "chat/[room].ws.ts", method: "GET", path: "/chat/:room", stream: true },
+    { file: "feed/get.ts", method: "GET", path: "/feed" },
+    { file: "stats/get.ts", method: "GET", path: "/stats" },
+  ],
 };
 
 // ApiRoutes prefixes: [""]
