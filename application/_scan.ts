@@ -238,7 +238,10 @@ export function routeTable(files: readonly string[]): LoaderRoute[] | undefined 
   return table;
 }
 
-/** Refuses duplicate routes and sibling parameters with different names (`method` unknown: only the latter). */
+/**
+ * Refuses duplicate routes and sibling parameters with different names (for a route whose method
+ * is not known, a `route.ts` in the route table, only the latter).
+ */
 function checkConflicts(routes: readonly { method?: string; path: string; file: string }[]): void {
   const seen = new Map<string, { file: string }>();
   const params = new Map<string, { path: string; file: string }>();

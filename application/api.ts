@@ -269,7 +269,7 @@ export function api(options: ApiOptions = {}): ApiPlugin {
         // discovery does not load
         const manifest = options.manifest;
         const discovered = (manifest?.routes && routesOfTable(manifest.modules, manifest.routes)) ??
-          await discoverRoutes(options, scanFolder, ctx);
+          await scanRoutes(options, scanFolder, ctx);
         for (const r of discovered) {
           found.push({
             method: r.method,
@@ -342,7 +342,11 @@ export function api(options: ApiOptions = {}): ApiPlugin {
  * The routes of the route files, found by route discovery (`_scan.ts`, loaded only here: with
  * `autoScan: false` or a generated loader's route table it never loads).
  */
-async function discoverRoutes(options: ApiOptions, scanFolder: string, ctx: AppContext) {
+async function scanRoutes(
+  options: ApiOptions,
+  scanFolder: string,
+  ctx: AppContext,
+): Promise<FoundRoute[]> {
   // when the routes of a generated loader (loaded already) declare a policy, the policy code
   // comes with route discovery (one dynamic import costs about as much as loading a module)
   const { discoverRoutes } = options.manifest && exportsPolicies(options.manifest.modules)
