@@ -101,8 +101,26 @@ export class NatsScheduleStore implements ScheduleStore {
     this.#kv = undefined;
   }
 
+  /**
+   * Runs an operation on the bucket, again when its stream did not answer: an instance that
+   * opens the bucket while another is creating it can find it and publish before the new stream
+   * listens ("no responders", which the client reports as "jetstream is not enabled"). Nothing
+   * was stored then, so trying again is safe; the fifth failure is thrown.
+   */
+  async #attempt<T>(operation: (kv: KV) => Promise<T>): Promise<T> {
+    const kv = await this.#open();
+    for (let attempt = 1;; attempt++) {
+      try {
+        return await operation(kv);
+      } catch (err) {
+        if (attempt >= 5 || !notAnswering(err)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+      }
+    }
+  }
+
   async read(name: string): Promise<StoredSchedule | undefined> {
-    const entry = await (await this.#open()).get(keyOf(name));
+    const entry = await this.#attempt((kv) => kv.get(keyOf(name)));
     if (!entry || entry.operation !== "PUT") return undefined;
     const record = parseScheduleRecord(entry.string()) ?? { since: Date.now(), runs: [] };
     return { record, version: String(entry.revision) };
@@ -113,15 +131,25 @@ export class NatsScheduleStore implements ScheduleStore {
     record: ScheduleRecord,
     version: string | undefined,
   ): Promise<boolean> {
-    const kv = await this.#open();
     const json = JSON.stringify(record);
     try {
-      if (version === undefined) await kv.create(keyOf(name), json);
-      else await kv.update(keyOf(name), json, Number(version));
+      await this.#attempt((kv) =>
+        version === undefined
+          ? kv.create(keyOf(name), json)
+          : kv.update(keyOf(name), json, Number(version))
+      );
       return true;
     } catch (err) {
       if (conflict(err)) return false;
       throw err;
     }
   }
+}
+
+/** Whether an error says the bucket's stream did not answer (see `#attempt`). */
+function notAnswering(err: unknown): boolean {
+  for (let e = err; e instanceof Error; e = e.cause) {
+    if (/no responders|jetstream is not enabled/i.test(e.message)) return true;
+  }
+  return false;
 }
