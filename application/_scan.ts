@@ -16,28 +16,10 @@
  */
 
 import type { AppContext, LoaderRoute, ModuleMap } from "@fw/runtime";
-import { isEndpoint } from "./endpoint.ts";
-import type { EndpointDefinition } from "./endpoint_types.ts";
+import { type FileRoute, routesOfFiles, routesOfTable } from "./endpoint.ts";
 
 const METHODS = ["get", "post", "put", "patch", "delete", "head", "options"];
 const NAMED = /^(.+)\.(get|post|put|patch|delete|head|options|ws)$/;
-
-/** One route found in a folder. */
-export interface ScannedRoute {
-  /** Upper-case method. */
-  method: string;
-  /** Pattern relative to the prefix (`/users/:id`). */
-  path: string;
-  /** File relative to the scanned folder. */
-  file: string;
-  /** The export holding the definition (`default`, `GET`...). */
-  exportName: string;
-  /** The endpoint definition. */
-  definition: EndpointDefinition;
-}
-
-/** A route as `api()` takes it: a {@linkcode ScannedRoute} without its export's name. */
-export type FoundRoute = Omit<ScannedRoute, "exportName">;
 
 /**
  * Tells whether a file (relative path) is a route file by its name.
@@ -80,19 +62,6 @@ function toPath(parts: string[], file: string): string {
   return "/" + segs.join("/");
 }
 
-function definitionOf(
-  mod: Record<string, unknown>,
-  exportName: string,
-  file: string,
-): EndpointDefinition {
-  const value = mod[exportName];
-  if (!isEndpoint(value)) {
-    const what = exportName === "default" ? "a default export" : `the export "${exportName}"`;
-    throw new Error(`Route file "${file}" must have ${what} made with endpoint()`);
-  }
-  return value;
-}
-
 /**
  * What a route file's name declares: its method (`undefined` for `route.ts`, whose exports name
  * the methods) and its path relative to the prefix.
@@ -130,44 +99,16 @@ export function routeOfFile(
  * @throws {Error} For bad file names, missing exports, duplicate routes and ambiguous parameters
  *   (naming both files).
  */
-export function routesFromModules(modules: ModuleMap): ScannedRoute[] {
-  const routes: ScannedRoute[] = [];
-  for (const file of Object.keys(modules).sort()) {
-    if (!isRouteFile(file)) continue;
-    const mod = modules[file];
-    const { method, path, ws } = routeOfFile(file);
-    if (method === undefined) {
-      const names = Object.keys(mod).filter((k) =>
-        METHODS.includes(k.toLowerCase()) && k === k.toUpperCase()
-      );
-      if (names.length === 0) {
-        throw new Error(
-          `Route file "${file}" exports no method: export GET, POST, PUT, PATCH or DELETE endpoints`,
-        );
-      }
-      for (const name of names.sort()) {
-        routes.push({
-          method: name,
-          path,
-          file,
-          exportName: name,
-          definition: definitionOf(mod, name, file),
-        });
-      }
-      continue;
-    }
-    const definition = definitionOf(mod, "default", file);
-    if (ws && definition.mode === "unary") {
-      throw new Error(
-        `Route file "${file}" must export a stream endpoint: wrap .body() or .returns() in Stream()`,
-      );
-    }
-    routes.push({ method, path, file, exportName: "default", definition });
-  }
-  checkConflicts(routes);
-  return routes.sort((a, b) =>
-    a.path < b.path ? -1 : a.path > b.path ? 1 : a.method < b.method ? -1 : 1
-  );
+export function routesFromModules(modules: ModuleMap): FileRoute[] {
+  const files = Object.keys(modules).sort().filter(isRouteFile).map(declared);
+  checkConflicts(files);
+  return routesOfFiles(modules, files);
+}
+
+/** What a route file's name declares, as a route table lists it. */
+function declared(file: string): LoaderRoute {
+  const { method, path, ws } = routeOfFile(file);
+  return { file, ...(method && { method }), path, ...(ws && { stream: true }) };
 }
 
 /**
@@ -178,7 +119,6 @@ export function routesFromModules(modules: ModuleMap): ScannedRoute[] {
  * @param rootOption `api({ root })`.
  * @param scanFolder The folder, relative to the entry directory.
  * @param ctx The application (its entry directory and logger).
- * @param ofTable The routes of a loader's route table, or `undefined` when they do not match it.
  * @returns The routes, sorted by path then method.
  * @throws {Error} When there is no folder to scan, and as {@linkcode routesFromModules}.
  */
@@ -187,8 +127,7 @@ export async function discoverRoutes(
   rootOption: string | URL | undefined,
   scanFolder: string,
   ctx: AppContext,
-  ofTable: (modules: ModuleMap, table: readonly LoaderRoute[]) => FoundRoute[] | undefined,
-): Promise<FoundRoute[]> {
+): Promise<FileRoute[]> {
   let table: readonly LoaderRoute[] | undefined;
   if (!modules) {
     // the loader code loads only to scan (a deployed app passes its generated loader)
@@ -213,7 +152,7 @@ export async function discoverRoutes(
     modules = loaded.modules;
     table = loaded.routes;
   }
-  return (table && ofTable(modules, table)) ?? routesFromModules(modules);
+  return (table && routesOfTable(modules, table)) ?? routesFromModules(modules);
 }
 
 /**
@@ -226,10 +165,7 @@ export async function discoverRoutes(
  * @throws {Error} For bad folder names, as {@linkcode routeOfFile}.
  */
 export function routeTable(files: readonly string[]): LoaderRoute[] | undefined {
-  const table: LoaderRoute[] = files.map((file) => {
-    const { method, path, ws } = routeOfFile(file);
-    return { file, ...(method && { method }), path, ...(ws && { stream: true }) };
-  });
+  const table = files.map(declared);
   try {
     checkConflicts(table);
   } catch {

@@ -13,7 +13,6 @@
 import {
   type AppContext,
   type LoaderManifest,
-  type LoaderRoute,
   type ModuleMap,
   type Plugin,
   type SchemaLike,
@@ -22,8 +21,7 @@ import {
 } from "@fw/runtime";
 import { compileEndpoint } from "./compile_endpoint.ts";
 import { hasPolicies } from "./policies/_hook.ts";
-import { isEndpoint } from "./endpoint.ts";
-import type { FoundRoute } from "./_scan.ts";
+import { type FileRoute, isEndpoint, routesOfTable } from "./endpoint.ts";
 import type { EndpointDefinition } from "./endpoint_types.ts";
 import type { StreamOptions } from "./streams/options.ts";
 import type { ApiOpenApiConfig, OpenApiDocument, OpenApiOptions } from "./openapi/types.ts";
@@ -122,9 +120,6 @@ export interface ApiPlugin extends Plugin {
   /** The prefix routes are served under (`""` for none); known after warmup. */
   readonly prefix: string;
 }
-
-/** The exports of a `route.ts` that name a method, sorted. */
-const ROUTE_EXPORTS = ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"];
 
 /** The source of the routes `api({ openapi })` adds. */
 const OPENAPI_SOURCE = "api({ openapi })";
@@ -346,47 +341,13 @@ async function scanRoutes(
   options: ApiOptions,
   scanFolder: string,
   ctx: AppContext,
-): Promise<FoundRoute[]> {
+): Promise<FileRoute[]> {
   // when the routes of a generated loader (loaded already) declare a policy, the policy code
   // comes with route discovery (one dynamic import costs about as much as loading a module)
   const { discoverRoutes } = options.manifest && exportsPolicies(options.manifest.modules)
     ? await import("./_scan_policies.ts")
     : await import("./_scan.ts");
-  return discoverRoutes(options.manifest?.modules, options.root, scanFolder, ctx, routesOfTable);
-}
-
-/**
- * The routes of a generated loader's route table (`LoaderManifest.routes`, what `generate` read
- * from the file names), when everything is as route discovery expects: each file of the loader
- * listed once, the exports endpoints (a `route.ts` exporting at least one method), a stream file's
- * endpoint streaming, no route declared twice. Otherwise `undefined`: the routes are then
- * discovered as without a table, which reports the mistake with the file's name.
- */
-function routesOfTable(
-  modules: ModuleMap,
-  table: readonly LoaderRoute[],
-): FoundRoute[] | undefined {
-  if (table.length !== Object.keys(modules).length) return undefined;
-  const routes: FoundRoute[] = [];
-  const seen = new Set<string>();
-  for (const { file, method, path, stream } of table) {
-    const mod = modules[file];
-    if (mod === undefined) return undefined;
-    const names = method === undefined ? ROUTE_EXPORTS.filter((name) => name in mod) : ["default"];
-    if (names.length === 0) return undefined;
-    for (const name of names) {
-      const definition = mod[name];
-      const m = method ?? name;
-      if (!isEndpoint(definition) || (stream && definition.mode === "unary")) return undefined;
-      const key = `${m} ${path}`;
-      if (seen.has(key)) return undefined;
-      seen.add(key);
-      routes.push({ method: m, path, file, definition });
-    }
-  }
-  return routes.sort((a, b) =>
-    a.path < b.path ? -1 : a.path > b.path ? 1 : a.method < b.method ? -1 : 1
-  );
+  return discoverRoutes(options.manifest?.modules, options.root, scanFolder, ctx);
 }
 
 /** Whether an endpoint exported by `modules` declares a route policy. */

@@ -11,6 +11,8 @@
 import {
   ERROR_CODES,
   type ErrorCode,
+  type LoaderRoute,
+  type ModuleMap,
   type ProviderMap,
   type SchemaLike,
   type SchemaNode,
@@ -307,4 +309,88 @@ export function isEndpoint(value: unknown): value is EndpointDefinition {
     (value as { kind?: unknown }).kind === "fw.endpoint" &&
     typeof (value as { handler?: unknown }).handler === "function" &&
     typeof (value as { meta?: unknown }).meta === "object";
+}
+
+/** The exports of a `route.ts` that name a method, sorted. */
+const ROUTE_EXPORTS = ["DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT"];
+
+/** A route of the route files, as `api()` serves it (see {@linkcode routesOfFiles}). */
+export interface FileRoute {
+  /** Upper-case method. */
+  method: string;
+  /** Pattern relative to the prefix (`/users/:id`). */
+  path: string;
+  /** File relative to the route folder. */
+  file: string;
+  /** The endpoint definition. */
+  definition: EndpointDefinition;
+}
+
+/**
+ * The routes of a generated loader's route table (`LoaderManifest.routes`, what `generate` read
+ * from the file names); `undefined` when the table does not list exactly the loader's files
+ * (edited by hand), whose names route discovery then reads.
+ *
+ * @throws {Error} As {@linkcode routesOfFiles}.
+ */
+export function routesOfTable(
+  modules: ModuleMap,
+  table: readonly LoaderRoute[],
+): FileRoute[] | undefined {
+  if (table.length !== Object.keys(modules).length || !table.every((r) => r.file in modules)) {
+    return undefined;
+  }
+  return routesOfFiles(modules, table);
+}
+
+/**
+ * The routes of route files, from what their names declare (a route table, or route discovery's
+ * reading of the names) and what they export: the default export of a file whose name declares
+ * the method, the method-named exports of a `route.ts`.
+ *
+ * @param modules The files' modules.
+ * @param files What each name declares, in the order of the files' names.
+ * @returns The routes, sorted by path then method.
+ * @throws {Error} Naming the file: a missing or non-endpoint export, a `route.ts` without method
+ *   exports, a unary endpoint in a stream file, a route declared twice (naming both files).
+ */
+export function routesOfFiles(
+  modules: ModuleMap,
+  files: readonly LoaderRoute[],
+): FileRoute[] {
+  const routes: FileRoute[] = [];
+  const declaredBy = new Map<string, string>();
+  for (const { file, method, path, stream } of files) {
+    const mod = modules[file];
+    const names = method === undefined ? ROUTE_EXPORTS.filter((name) => name in mod) : ["default"];
+    if (names.length === 0) {
+      throw new Error(
+        `Route file "${file}" exports no method: export GET, POST, PUT, PATCH or DELETE endpoints`,
+      );
+    }
+    for (const name of names) {
+      const definition = mod[name];
+      if (!isEndpoint(definition)) {
+        const what = name === "default" ? "a default export" : `the export "${name}"`;
+        throw new Error(`Route file "${file}" must have ${what} made with endpoint()`);
+      }
+      if (stream && definition.mode === "unary") {
+        throw new Error(
+          `Route file "${file}" must export a stream endpoint: wrap .body() or .returns() in Stream()`,
+        );
+      }
+      const key = `${method ?? name} ${path}`;
+      const other = declaredBy.get(key);
+      if (other !== undefined) {
+        throw new Error(
+          `Cannot register route "${key}": already registered by ${other} (also declared by ${file})`,
+        );
+      }
+      declaredBy.set(key, file);
+      routes.push({ method: method ?? name, path, file, definition });
+    }
+  }
+  return routes.sort((a, b) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : a.method < b.method ? -1 : 1
+  );
 }

@@ -226,7 +226,7 @@ Deno.test("api() takes the routes of a loader's route table without reading the 
   assert.equal((await scanned.request("/x")).status, 404);
 });
 
-Deno.test("a route table that does not fit its loader's modules gives way to route discovery and its errors", async () => {
+Deno.test("a route table reports bad exports as route discovery does, and gives way to it when edited by hand", async () => {
   const silent = createLogger({ level: "silent" });
   const ok = endpoint(() => "ok");
   const warm = (modules: ModuleMap, routes: LoaderRoute[]) =>
@@ -242,7 +242,7 @@ Deno.test("a route table that does not fit its loader's modules gives way to rou
   }));
   assert.equal(await (await app.request("/health")).text(), "ok");
   assert.equal((await app.request("/other")).status, 404);
-  // the same messages as without a table
+  // the messages route discovery gives (routesOfFiles() serves both)
   await assert.rejects(
     warm({ "health/get.ts": { default: 1 } }, [{
       file: "health/get.ts",

@@ -81,18 +81,10 @@ export class NatsScheduleStore implements ScheduleStore {
       storage: this.#storage as KvOptions["storage"],
       replicas: this.#replicas,
     };
-    for (let attempt = 1;; attempt++) {
-      try {
-        return await kvm.create(this.#bucket, options);
-      } catch (err) {
-        if (
-          attempt >= 5 || !/subjects overlap|already in use/i.test(String((err as Error)?.message))
-        ) {
-          throw err;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
-      }
-    }
+    return await retried(
+      () => kvm.create(this.#bucket, options),
+      (err) => /subjects overlap|already in use/i.test(String((err as Error)?.message)),
+    );
   }
 
   /** Deletes the bucket (tests). */
@@ -109,14 +101,7 @@ export class NatsScheduleStore implements ScheduleStore {
    */
   async #attempt<T>(operation: (kv: KV) => Promise<T>): Promise<T> {
     const kv = await this.#open();
-    for (let attempt = 1;; attempt++) {
-      try {
-        return await operation(kv);
-      } catch (err) {
-        if (attempt >= 5 || !notAnswering(err)) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
-      }
-    }
+    return await retried(() => operation(kv), notAnswering);
   }
 
   async read(name: string): Promise<StoredSchedule | undefined> {
@@ -142,6 +127,24 @@ export class NatsScheduleStore implements ScheduleStore {
     } catch (err) {
       if (conflict(err)) return false;
       throw err;
+    }
+  }
+}
+
+/**
+ * Runs an operation up to 5 times, 20 ms x attempt apart, while it fails with an error `transient`
+ * accepts (one JetStream is still setting up); the last error, or any other, is thrown.
+ */
+async function retried<T>(
+  operation: () => Promise<T>,
+  transient: (err: unknown) => boolean,
+): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await operation();
+    } catch (err) {
+      if (attempt >= 5 || !transient(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
     }
   }
 }
